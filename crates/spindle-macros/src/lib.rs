@@ -1,0 +1,1 @@
+//! `#[spindle::main]` and `#[spindle::test]` (filled in with the runtime core).

@@ -1,0 +1,94 @@
+//! The one place that picks `std` or `loom` primitives.
+//!
+//! Every atomic, cell, mutex, condvar and thread the runtime uses comes from
+//! here, so that the loom models (`RUSTFLAGS="--cfg loom" cargo test -p
+//! spindle --release --test loom_*`) explore the real code, not a copy.
+//!
+//! `UnsafeCell` follows loom's closure API (`with`, `with_mut`) in both
+//! builds, so that loom can check every access for data races.
+
+#[cfg(loom)]
+pub(crate) use loom::{
+    cell::UnsafeCell,
+    hint::spin_loop,
+    sync::{
+        atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering},
+        Arc, Condvar, Mutex, MutexGuard,
+    },
+    thread,
+};
+
+#[cfg(loom)]
+pub(crate) fn yield_now() {
+    loom::thread::yield_now();
+}
+
+#[cfg(not(loom))]
+pub(crate) use std::{
+    hint::spin_loop,
+    sync::{
+        atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering},
+        Arc, Condvar, Mutex, MutexGuard,
+    },
+    thread,
+};
+
+#[cfg(not(loom))]
+pub(crate) fn yield_now() {
+    std::thread::yield_now();
+}
+
+/// `std::cell::UnsafeCell` with loom's closure-based access API.
+#[cfg(not(loom))]
+#[derive(Debug)]
+#[repr(transparent)]
+pub(crate) struct UnsafeCell<T: ?Sized>(std::cell::UnsafeCell<T>);
+
+#[cfg(not(loom))]
+impl<T> UnsafeCell<T> {
+    #[inline(always)]
+    pub(crate) const fn new(data: T) -> Self {
+        Self(std::cell::UnsafeCell::new(data))
+    }
+}
+
+#[cfg(not(loom))]
+impl<T: ?Sized> UnsafeCell<T> {
+    /// Reads through a raw pointer; the caller proves no writer overlaps.
+    #[inline(always)]
+    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
+
+    /// Writes through a raw pointer; the caller proves exclusive access.
+    #[inline(always)]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
+
+/// Locks a mutex, ignoring poisoning: the runtime's own critical sections
+/// never panic half-way, and a user panic elsewhere must not wedge it.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        #[cfg(not(loom))]
+        Err(p) => p.into_inner(),
+        #[cfg(loom)]
+        Err(_) => panic!("poisoned mutex under loom"),
+    }
+}
+
+/// Pads and aligns a value to a cache line pair, so that two hot atomics
+/// written by different threads never share a line (128 bytes covers the
+/// adjacent-line prefetcher on x86-64).
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub(crate) struct CachePadded<T>(pub(crate) T);
+
+impl<T> std::ops::Deref for CachePadded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
