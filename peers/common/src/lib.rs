@@ -32,6 +32,14 @@
 use std::fmt::Display;
 use std::time::{Duration, Instant};
 
+pub mod catalogue;
+pub mod check;
+pub mod kernels;
+pub mod peer;
+pub mod threads;
+
+pub use peer::{run_main, Measured, Support};
+
 /// Exit status of a peer asked for a workload it cannot express.
 pub const EXIT_UNSUPPORTED: i32 = 3;
 

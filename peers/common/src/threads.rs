@@ -1,0 +1,181 @@
+//! The channel rows on plain OS threads, written once over a small blocking
+//! channel trait and instantiated by the std, crossbeam, flume and kanal
+//! peers, so that these four differ only in the channel they use.
+//!
+//! Threads are the tasks of these rows, so spawning them is part of the
+//! timed workload, as spawning tasks is for the async peers.
+
+use crate::catalogue::{CHAN_CAPACITY, FANOUT_CAPACITY, FANOUT_WORKERS, PINGPONG_CAPACITY};
+use crate::kernels::{payload, payload_value};
+use crate::peer::Measured;
+use std::thread;
+
+/// A blocking bounded channel as the threads rows use it. `bounded(0)` is a
+/// rendezvous channel.
+pub trait Channel {
+    type Sender<T: Send + 'static>: Send + 'static;
+    type Receiver<T: Send + 'static>: Send + 'static;
+    /// A receiving end several threads can share (MPMC).
+    type Shared<T: Send + 'static>: Clone + Send + 'static;
+
+    fn bounded<T: Send + 'static>(cap: usize) -> (Self::Sender<T>, Self::Receiver<T>);
+    /// Sends, blocking while full; panics if every receiver is gone.
+    fn send<T: Send + 'static>(tx: &Self::Sender<T>, v: T);
+    /// Receives, blocking while empty; `None` once closed and drained.
+    fn recv<T: Send + 'static>(rx: &Self::Receiver<T>) -> Option<T>;
+    fn share<T: Send + 'static>(rx: Self::Receiver<T>) -> Self::Shared<T>;
+    fn recv_shared<T: Send + 'static>(rx: &Self::Shared<T>) -> Option<T>;
+}
+
+/// pingpong: a pinger and a ponger thread over two capacity-1 channels.
+pub fn pingpong<C: Channel>(n: u64) -> Measured {
+    Measured::time(|| {
+        let (ping_tx, ping_rx) = C::bounded::<u64>(PINGPONG_CAPACITY);
+        let (pong_tx, pong_rx) = C::bounded::<u64>(PINGPONG_CAPACITY);
+        let ponger = thread::spawn(move || {
+            while let Some(k) = C::recv(&ping_rx) {
+                C::send(&pong_tx, k);
+            }
+        });
+        let pinger = thread::spawn(move || {
+            let mut sum = 0;
+            for k in 0..n {
+                C::send(&ping_tx, k);
+                sum += C::recv(&pong_rx).expect("ponger hung up");
+            }
+            sum
+        });
+        let sum = pinger.join().unwrap();
+        ponger.join().unwrap();
+        sum
+    })
+}
+
+/// fanout: one producer, 100 worker threads sharing one bounded(1024) channel.
+pub fn fanout<C: Channel>(n: u64) -> Measured {
+    Measured::time(|| {
+        let (tx, rx) = C::bounded::<u64>(FANOUT_CAPACITY);
+        let rx = C::share(rx);
+        let workers: Vec<_> = (0..FANOUT_WORKERS)
+            .map(|_| {
+                let rx = rx.clone();
+                thread::spawn(move || {
+                    let mut sum = 0;
+                    while let Some(v) = C::recv_shared(&rx) {
+                        sum += v;
+                    }
+                    sum
+                })
+            })
+            .collect();
+        drop(rx);
+        for v in 1..=n {
+            C::send(&tx, v);
+        }
+        drop(tx);
+        workers.into_iter().map(|w| w.join().unwrap()).sum::<u64>()
+    })
+}
+
+/// chan_single: one thread sends 1000 then receives 1000, repeated.
+pub fn chan_single<C: Channel>(n: u64) -> Measured {
+    Measured::time(|| {
+        thread::spawn(move || {
+            let (tx, rx) = C::bounded::<u64>(CHAN_CAPACITY);
+            let mut sum = 0;
+            let mut next = 0;
+            while next < n {
+                let end = (next + CHAN_CAPACITY as u64).min(n);
+                for v in next..end {
+                    C::send(&tx, v);
+                }
+                for _ in next..end {
+                    sum += C::recv(&rx).unwrap();
+                }
+                next = end;
+            }
+            sum
+        })
+        .join()
+        .unwrap()
+    })
+}
+
+/// Producer → consumer of `make(i)` for `i in 0..n` over a channel of `cap`,
+/// the consumer summing `value(&msg)`: chan_buffered, chan_unbuffered and the
+/// payload rows.
+fn producer_consumer<C: Channel, T: Send + 'static>(
+    n: u64,
+    cap: usize,
+    make: fn(u64) -> T,
+    value: fn(&T) -> u64,
+) -> Measured {
+    Measured::time(|| {
+        let (tx, rx) = C::bounded::<T>(cap);
+        let consumer = thread::spawn(move || {
+            let mut sum = 0;
+            while let Some(m) = C::recv(&rx) {
+                sum += value(&m);
+            }
+            sum
+        });
+        let producer = thread::spawn(move || {
+            for i in 0..n {
+                C::send(&tx, make(i));
+            }
+        });
+        producer.join().unwrap();
+        consumer.join().unwrap()
+    })
+}
+
+/// chan_buffered: producer → consumer over bounded(1000).
+pub fn chan_buffered<C: Channel>(n: u64) -> Measured {
+    producer_consumer::<C, u64>(n, CHAN_CAPACITY, |i| i, |&v| v)
+}
+
+/// chan_unbuffered: producer → consumer over a rendezvous channel.
+pub fn chan_unbuffered<C: Channel>(n: u64) -> Measured {
+    producer_consumer::<C, u64>(n, 0, |i| i, |&v| v)
+}
+
+/// payload_B: chan_buffered with `[u8; B]` messages moved by value.
+pub fn payload_rows<C: Channel>(bytes: usize, n: u64) -> Measured {
+    fn run<C: Channel, const B: usize>(n: u64) -> Measured {
+        producer_consumer::<C, [u8; B]>(n, CHAN_CAPACITY, payload::<B>, payload_value::<B>)
+    }
+    match bytes {
+        4 => run::<C, 4>(n),
+        16 => run::<C, 16>(n),
+        256 => run::<C, 256>(n),
+        1024 => run::<C, 1024>(n),
+        b => panic!("no payload row of {b} bytes"),
+    }
+}
+
+/// select_k: `k` producer threads, producer `p` sending `p·(n/k) + j` for
+/// `j in 0..n/k` on its own bounded(1000) channel; `consume` is the peer's
+/// select loop over the `k` receivers, returning the sum it received.
+pub fn select_rows<C: Channel>(
+    n: u64,
+    k: usize,
+    consume: impl FnOnce(Vec<C::Receiver<u64>>) -> u64 + Send + 'static,
+) -> Measured {
+    Measured::time(|| {
+        let per = n / k as u64;
+        let mut receivers = Vec::with_capacity(k);
+        let mut producers = Vec::with_capacity(k);
+        for p in 0..k as u64 {
+            let (tx, rx) = C::bounded::<u64>(CHAN_CAPACITY);
+            receivers.push(rx);
+            producers.push(thread::spawn(move || {
+                for j in 0..per {
+                    C::send(&tx, p * per + j);
+                }
+            }));
+        }
+        let consumer = thread::spawn(move || consume(receivers));
+        producers.into_iter().for_each(|p| p.join().unwrap());
+        consumer.join().unwrap()
+    })
+}
