@@ -207,13 +207,19 @@ mod tests {
         assert_eq!(expected("skynet", 1_000_000, 4).unwrap(), "499999500000");
         assert_eq!(expected("fib", 40, 4).unwrap(), "102334155");
         assert_eq!(expected("fib_par", 35, 4).unwrap(), "9227465");
-        assert_eq!(expected("sum_squares", 1_000_000, 4).unwrap(), "333333833333500000");
+        assert_eq!(
+            expected("sum_squares", 1_000_000, 4).unwrap(),
+            "333333833333500000"
+        );
         assert_eq!(expected("primes", 100_000, 4).unwrap(), "9592");
         assert_eq!(expected("primes", 10_000, 4).unwrap(), "1229");
         assert_eq!(expected("fanout", 10, 4).unwrap(), "55");
         assert_eq!(expected("blocking_pressure", 20, 2).unwrap(), "160");
         assert_eq!(expected("pipeline_8x20", 100, 2).unwrap(), "2000");
-        assert_eq!(expected("fizzbuzz_pipeline", 15, 2).unwrap(), "F:4,B:2,FB:1,V:8");
+        assert_eq!(
+            expected("fizzbuzz_pipeline", 15, 2).unwrap(),
+            "F:4,B:2,FB:1,V:8"
+        );
         assert_eq!(expected("nonesuch", 1, 1), None);
     }
 

@@ -13,7 +13,10 @@ pub const TINY_WORKERS: usize = 2;
 /// Runs `bin list` and returns, per catalogue row, `Ok(())` or the
 /// unsupported reason; panics if a row is missing, doubled or malformed.
 pub fn list(bin: &str) -> HashMap<String, Result<(), String>> {
-    let out = Command::new(bin).arg("list").output().expect("run peer list");
+    let out = Command::new(bin)
+        .arg("list")
+        .output()
+        .expect("run peer list");
     assert!(out.status.success(), "{bin} list failed: {out:?}");
     let mut rows = HashMap::new();
     for line in String::from_utf8(out.stdout).unwrap().lines() {
@@ -25,8 +28,14 @@ pub fn list(bin: &str) -> HashMap<String, Result<(), String>> {
             _ => panic!("{bin} list: malformed line `{line}`"),
         };
         let name = name.unwrap().to_string();
-        assert!(WORKLOADS.contains(&name.as_str()), "{bin} list: unknown row `{name}`");
-        assert!(rows.insert(name, entry).is_none(), "{bin} list: `{line}` twice");
+        assert!(
+            WORKLOADS.contains(&name.as_str()),
+            "{bin} list: unknown row `{name}`"
+        );
+        assert!(
+            rows.insert(name, entry).is_none(),
+            "{bin} list: `{line}` twice"
+        );
     }
     for w in WORKLOADS {
         assert!(rows.contains_key(*w), "{bin} list: row `{w}` missing");
@@ -36,9 +45,22 @@ pub fn list(bin: &str) -> HashMap<String, Result<(), String>> {
 
 /// Runs one row and returns its result line's `key=value` fields, checking
 /// the line's shape and that result and ops are the catalogue's.
-pub fn run_row(bin: &str, peer: &str, workload: &str, size: u64, workers: usize) -> HashMap<String, String> {
+pub fn run_row(
+    bin: &str,
+    peer: &str,
+    workload: &str,
+    size: u64,
+    workers: usize,
+) -> HashMap<String, String> {
     let out = Command::new(bin)
-        .args(["run", workload, "--size", &size.to_string(), "--workers", &workers.to_string()])
+        .args([
+            "run",
+            workload,
+            "--size",
+            &size.to_string(),
+            "--workers",
+            &workers.to_string(),
+        ])
         .output()
         .expect("run peer");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -49,25 +71,39 @@ pub fn run_row(bin: &str, peer: &str, workload: &str, size: u64, workers: usize)
         String::from_utf8_lossy(&out.stderr)
     );
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 1, "{peer} {workload}: want one line, got {stdout:?}");
+    assert_eq!(
+        lines.len(),
+        1,
+        "{peer} {workload}: want one line, got {stdout:?}"
+    );
     let rest = lines[0]
         .strip_prefix("SPINDLE-BENCH ")
         .unwrap_or_else(|| panic!("{peer} {workload}: bad line {}", lines[0]));
     let fields: HashMap<String, String> = rest
         .split(' ')
         .map(|kv| {
-            let (k, v) = kv.split_once('=').unwrap_or_else(|| panic!("{peer} {workload}: field `{kv}`"));
+            let (k, v) = kv
+                .split_once('=')
+                .unwrap_or_else(|| panic!("{peer} {workload}: field `{kv}`"));
             (k.to_string(), v.to_string())
         })
         .collect();
     let want = |k: &str, v: String| {
-        assert_eq!(fields.get(k), Some(&v), "{peer} {workload} size={size}: field `{k}` in {}", lines[0]);
+        assert_eq!(
+            fields.get(k),
+            Some(&v),
+            "{peer} {workload} size={size}: field `{k}` in {}",
+            lines[0]
+        );
     };
     want("workload", workload.to_string());
     want("peer", peer.to_string());
     want("size", size.to_string());
     want("workers", workers.to_string());
-    want("result", catalogue::expected(workload, size, workers).unwrap());
+    want(
+        "result",
+        catalogue::expected(workload, size, workers).unwrap(),
+    );
     want("ops", catalogue::ops(workload, size, workers).to_string());
     let ns: u64 = fields["ns"].parse().expect("ns is an integer");
     assert!(ns > 0, "{peer} {workload}: ns=0");
@@ -83,7 +119,10 @@ pub fn check_peer(bin: &str, peer: &str) {
             Ok(()) => {
                 let fields = run_row(bin, peer, w, catalogue::tiny_size(w), TINY_WORKERS);
                 if *w == "blocking_pressure" {
-                    assert!(fields.contains_key("beats") && fields.contains_key("due"), "{peer}: {fields:?}");
+                    assert!(
+                        fields.contains_key("beats") && fields.contains_key("due"),
+                        "{peer}: {fields:?}"
+                    );
                 }
             }
             Err(_) => {
@@ -92,7 +131,11 @@ pub fn check_peer(bin: &str, peer: &str) {
                     .output()
                     .expect("run peer")
                     .status;
-                assert_eq!(status.code(), Some(EXIT_UNSUPPORTED), "{peer} {w}: unsupported row's exit");
+                assert_eq!(
+                    status.code(),
+                    Some(EXIT_UNSUPPORTED),
+                    "{peer} {w}: unsupported row's exit"
+                );
             }
         }
     }

@@ -131,12 +131,24 @@ mod tests {
     fn kernels_match_catalogue() {
         use crate::catalogue::expected;
         assert_eq!(fib(20).to_string(), expected("fib", 20, 1).unwrap());
-        assert_eq!(sum_squares(1000).to_string(), expected("sum_squares", 1000, 1).unwrap());
-        assert_eq!(count_primes(10_000).to_string(), expected("primes", 10_000, 1).unwrap());
-        assert_eq!(skynet_seq(0, 1000).to_string(), expected("skynet", 1000, 1).unwrap());
+        assert_eq!(
+            sum_squares(1000).to_string(),
+            expected("sum_squares", 1000, 1).unwrap()
+        );
+        assert_eq!(
+            count_primes(10_000).to_string(),
+            expected("primes", 10_000, 1).unwrap()
+        );
+        assert_eq!(
+            skynet_seq(0, 1000).to_string(),
+            expected("skynet", 1000, 1).unwrap()
+        );
         let mut c = FizzCounts::default();
         (1..=100u64).for_each(|v| c.add(classify(v)));
-        assert_eq!(c.to_string(), expected("fizzbuzz_pipeline", 100, 1).unwrap());
+        assert_eq!(
+            c.to_string(),
+            expected("fizzbuzz_pipeline", 100, 1).unwrap()
+        );
         assert_eq!(payload_value(&payload::<4>(300)), 300);
         assert_eq!(payload_value(&payload::<16>(70_000)), 70_000);
     }

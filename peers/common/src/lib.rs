@@ -95,7 +95,9 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
                     .map_err(|_| format!("`{flag} {value}`: not a non-negative integer"))?;
                 match flag.as_str() {
                     "--size" => size = Some(parsed),
-                    "--workers" if parsed == 0 => return Err("`--workers 0`: need at least one".into()),
+                    "--workers" if parsed == 0 => {
+                        return Err("`--workers 0`: need at least one".into())
+                    }
                     "--workers" => workers = Some(parsed as usize),
                     other => return Err(format!("unknown flag `{other}`")),
                 }
@@ -174,23 +176,47 @@ mod tests {
         let Command::Run(r) = parse(&args("run skynet --size 1000 --workers 2")).unwrap() else {
             panic!("expected run")
         };
-        assert_eq!((r.workload.as_str(), r.size, r.workers), ("skynet", 1000, 2));
+        assert_eq!(
+            (r.workload.as_str(), r.size, r.workers),
+            ("skynet", 1000, 2)
+        );
     }
 
     #[test]
     fn rejects_bad_input_naming_it() {
-        assert!(parse(&args("run --size 1")).unwrap_err().contains("workload"));
-        assert!(parse(&args("run x --size -1 --workers 2")).unwrap_err().contains("-1"));
-        assert!(parse(&args("run x --size 1 --workers 0")).unwrap_err().contains("workers 0"));
-        assert!(parse(&args("run x --size 1 --bogus 3 --workers 1")).unwrap_err().contains("--bogus"));
-        assert!(parse(&args("run x --workers 1")).unwrap_err().contains("--size"));
+        assert!(parse(&args("run --size 1"))
+            .unwrap_err()
+            .contains("workload"));
+        assert!(parse(&args("run x --size -1 --workers 2"))
+            .unwrap_err()
+            .contains("-1"));
+        assert!(parse(&args("run x --size 1 --workers 0"))
+            .unwrap_err()
+            .contains("workers 0"));
+        assert!(parse(&args("run x --size 1 --bogus 3 --workers 1"))
+            .unwrap_err()
+            .contains("--bogus"));
+        assert!(parse(&args("run x --workers 1"))
+            .unwrap_err()
+            .contains("--size"));
         assert!(parse(&args("fly")).unwrap_err().contains("fly"));
     }
 
     #[test]
     fn line_format() {
-        let req = Request { workload: "fib".into(), size: 40, workers: 2 };
-        let l = result_line("tokio", &req, 102334155u64, 1, Duration::from_nanos(5), &[("x", "1".into())]);
+        let req = Request {
+            workload: "fib".into(),
+            size: 40,
+            workers: 2,
+        };
+        let l = result_line(
+            "tokio",
+            &req,
+            102334155u64,
+            1,
+            Duration::from_nanos(5),
+            &[("x", "1".into())],
+        );
         assert_eq!(
             l,
             "SPINDLE-BENCH workload=fib peer=tokio size=40 workers=2 result=102334155 ops=1 ns=5 x=1"

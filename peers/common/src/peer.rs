@@ -17,7 +17,11 @@ pub struct Measured {
 
 impl Measured {
     pub fn new(result: impl Display, elapsed: Duration) -> Self {
-        Measured { result: result.to_string(), elapsed, extra: Vec::new() }
+        Measured {
+            result: result.to_string(),
+            elapsed,
+            extra: Vec::new(),
+        }
     }
 
     /// Adds one `key=value` pair to the result line.
@@ -39,7 +43,11 @@ pub type Support = Result<(), &'static str>;
 /// Runs a peer's command line. `support` says which rows the peer expresses
 /// (asked for every catalogue name); `run` runs one of them. `ops` and the
 /// catalogue's extras (payload bytes) are added here from the catalogue.
-pub fn run_main(peer: &str, support: impl Fn(&str) -> Support, run: impl FnOnce(&Request) -> Measured) {
+pub fn run_main(
+    peer: &str,
+    support: impl Fn(&str) -> Support,
+    run: impl FnOnce(&Request) -> Measured,
+) {
     match parse_args() {
         Command::List => {
             for w in WORKLOADS {
@@ -51,7 +59,10 @@ pub fn run_main(peer: &str, support: impl Fn(&str) -> Support, run: impl FnOnce(
         }
         Command::Run(req) => {
             if !WORKLOADS.contains(&req.workload.as_str()) {
-                eprintln!("error: `{}` is not a workload of the catalogue", req.workload);
+                eprintln!(
+                    "error: `{}` is not a workload of the catalogue",
+                    req.workload
+                );
                 std::process::exit(2);
             }
             if let Err(reason) = support(&req.workload) {

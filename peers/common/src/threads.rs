@@ -179,3 +179,75 @@ pub fn select_rows<C: Channel>(
         consumer.join().unwrap()
     })
 }
+
+/// Implements [`Channel`] for an MPMC channel crate whose API has the usual
+/// shape (`bounded(cap)`, a cloneable `Receiver`, `send`/`recv` returning
+/// `Result`): `mpmc_channel!(Crossbeam, crossbeam_channel);`.
+#[macro_export]
+macro_rules! mpmc_channel {
+    ($name:ident, $krate:ident) => {
+        struct $name;
+
+        impl $crate::threads::Channel for $name {
+            type Sender<T: Send + 'static> = $krate::Sender<T>;
+            type Receiver<T: Send + 'static> = $krate::Receiver<T>;
+            type Shared<T: Send + 'static> = $krate::Receiver<T>;
+
+            fn bounded<T: Send + 'static>(cap: usize) -> ($krate::Sender<T>, $krate::Receiver<T>) {
+                $krate::bounded(cap)
+            }
+            fn send<T: Send + 'static>(tx: &$krate::Sender<T>, v: T) {
+                tx.send(v).expect("receiver hung up");
+            }
+            fn recv<T: Send + 'static>(rx: &$krate::Receiver<T>) -> Option<T> {
+                rx.recv().ok()
+            }
+            fn share<T: Send + 'static>(rx: $krate::Receiver<T>) -> $krate::Receiver<T> {
+                rx
+            }
+            fn recv_shared<T: Send + 'static>(rx: &$krate::Receiver<T>) -> Option<T> {
+                rx.recv().ok()
+            }
+        }
+    };
+}
+
+/// A select_k consumer: receives from all `k` receivers until each is closed
+/// and drained, returning the sum received.
+pub type SelectLoop<C> = fn(Vec<<C as Channel>::Receiver<u64>>) -> u64;
+
+/// The rows a channel crate on threads expresses: the channel rows, and the
+/// select rows when the crate has a select.
+pub fn channel_crate_support(workload: &str, has_select: bool) -> crate::Support {
+    use crate::catalogue::{payload_bytes, select_arity};
+    match workload {
+        "pingpong" | "fanout" | "chan_single" | "chan_buffered" | "chan_unbuffered" => Ok(()),
+        w if payload_bytes(w).is_some() => Ok(()),
+        w if select_arity(w).is_some() && !has_select => Err("the crate has no select"),
+        w if select_arity(w).is_some() => Ok(()),
+        _ => Err("a channel crate, not a task runtime: channel rows only"),
+    }
+}
+
+/// Runs one of the channel rows of [`channel_crate_support`] on channel `C`;
+/// `select` is the crate's select_k consumer (`None` without select).
+pub fn run_channel_row<C: Channel>(
+    req: &crate::Request,
+    select: Option<SelectLoop<C>>,
+) -> Measured {
+    use crate::catalogue::{payload_bytes, select_arity};
+    let n = req.size;
+    match req.workload.as_str() {
+        "pingpong" => pingpong::<C>(n),
+        "fanout" => fanout::<C>(n),
+        "chan_single" => chan_single::<C>(n),
+        "chan_buffered" => chan_buffered::<C>(n),
+        "chan_unbuffered" => chan_unbuffered::<C>(n),
+        w if payload_bytes(w).is_some() => payload_rows::<C>(payload_bytes(w).unwrap(), n),
+        w => select_rows::<C>(
+            n,
+            select_arity(w).expect("a channel row"),
+            select.expect("a crate with select"),
+        ),
+    }
+}

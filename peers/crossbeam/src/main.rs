@@ -1,5 +1,41 @@
-//! Benchmark peer: crossbeam (to be filled in).
+//! Benchmark peer: crossbeam-channel on OS threads, the channel rows only.
+//!
+//! The rows themselves are the shared threads rows of
+//! `spindle_peer_common::threads`; this file supplies the channel and the
+//! select loop (`crossbeam_channel::Select`).
+
+use crossbeam_channel::{Receiver, Select};
+use spindle_peer_common::{run_main, threads};
+
+spindle_peer_common::mpmc_channel!(Crossbeam, crossbeam_channel);
+
 fn main() {
-    let _ = spindle_peer_common::parse_args();
-    spindle_peer_common::unsupported("*", "not written yet");
+    run_main(
+        "crossbeam",
+        |w| threads::channel_crate_support(w, true),
+        |req| threads::run_channel_row::<Crossbeam>(req, Some(select_sum)),
+    );
+}
+
+/// The consumer of select_k: a `Select` over the k receivers, each removed
+/// once its producer has hung up and it is drained.
+fn select_sum(receivers: Vec<Receiver<u64>>) -> u64 {
+    let mut sel = Select::new();
+    for r in &receivers {
+        sel.recv(r);
+    }
+    let mut open = receivers.len();
+    let mut sum = 0;
+    while open > 0 {
+        let op = sel.select();
+        let i = op.index();
+        match op.recv(&receivers[i]) {
+            Ok(v) => sum += v,
+            Err(_) => {
+                sel.remove(i);
+                open -= 1;
+            }
+        }
+    }
+    sum
 }
