@@ -78,6 +78,28 @@ pub fn classify(v: u64) -> u8 {
     }
 }
 
+/// fizzbuzz copy variant: the worker's batch, classes written into a
+/// separate (reused) buffer.
+pub fn classify_into(values: &[u64], classes: &mut Vec<u8>) {
+    classes.clear();
+    classes.extend(values.iter().map(|&v| classify(v)));
+}
+
+/// fizzbuzz zero-copy variant: the worker's batch, each value overwritten in
+/// place by its class.
+pub fn classify_in_place(buf: &mut [u64]) {
+    buf.iter_mut().for_each(|v| *v = u64::from(classify(*v)));
+}
+
+/// fizzbuzz: the generator's next batch, `next..=min(next + batch - 1, n)`
+/// into the reused `buf`; returns the value after the batch.
+pub fn fill_batch(buf: &mut Vec<u64>, next: u64, batch: usize, n: u64) -> u64 {
+    let end = (next + batch as u64 - 1).min(n);
+    buf.clear();
+    buf.extend(next..=end);
+    end + 1
+}
+
 /// The logger's counts; `Display` gives the catalogue's `F:..,B:..,FB:..,V:..`.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct FizzCounts(pub [u64; 4]);

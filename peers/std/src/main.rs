@@ -9,10 +9,10 @@
 //! executor, a million live threads) are listed as unsupported.
 
 use spindle_peer_common::catalogue::{
-    blockers, chain_share, fizzbuzz_batch, payload_bytes, pipeline_shape, BLOCKING_SLEEP, BLOCK_ALL_BATCH,
-    FIB_PAR_CUTOFF, NURSERY_BATCH, SKYNET_FANOUT,
+    blockers, chain_share, fizzbuzz_batch, payload_bytes, pipeline_shape, BLOCKING_SLEEP,
+    BLOCK_ALL_BATCH, FIB_PAR_CUTOFF, NURSERY_BATCH, SKYNET_FANOUT,
 };
-use spindle_peer_common::kernels::{self, classify, FizzCounts};
+use spindle_peer_common::kernels::{self, FizzCounts};
 use spindle_peer_common::threads::{self, Channel};
 use spindle_peer_common::{run_main, Measured, Request, Support};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -83,7 +83,11 @@ fn run(req: &Request) -> Measured {
         "block_all" => Measured::time(|| spawn_batches(n, BLOCK_ALL_BATCH)),
         "spawn_nursery" => Measured::time(|| spawn_batches(n, NURSERY_BATCH)),
         "blocking_pressure" => blocking_pressure(n, w),
-        "spawn_sequential" => Measured::time(|| (0..n).map(|i| thread::spawn(move || i).join().unwrap()).sum::<u64>()),
+        "spawn_sequential" => Measured::time(|| {
+            (0..n)
+                .map(|i| thread::spawn(move || i).join().unwrap())
+                .sum::<u64>()
+        }),
         "spawn_10k" => Measured::time(|| {
             let handles: Vec<_> = (0..n).map(|i| thread::spawn(move || i)).collect();
             handles.into_iter().map(|h| h.join().unwrap()).sum::<u64>()
@@ -91,7 +95,9 @@ fn run(req: &Request) -> Measured {
         "fizzbuzz_pipeline" => fizzbuzz(n, false),
         "fizzbuzz_pipeline_zc" => fizzbuzz(n, true),
         "fork_pool" => fork_pool(n, w),
-        w if payload_bytes(w).is_some() => threads::payload_rows::<Std>(payload_bytes(w).unwrap(), n),
+        w if payload_bytes(w).is_some() => {
+            threads::payload_rows::<Std>(payload_bytes(w).unwrap(), n)
+        }
         w if pipeline_shape(w).is_some() => {
             let (c, d) = pipeline_shape(w).unwrap();
             pipeline(n, c, d)
@@ -271,10 +277,7 @@ fn fizzbuzz(n: u64, zero_copy: bool) -> Measured {
             let mut next = 1;
             while next <= n {
                 let mut buf = free_rx.recv().unwrap();
-                buf.clear();
-                let end = (next + batch as u64 - 1).min(n);
-                buf.extend(next..=end);
-                next = end + 1;
+                next = kernels::fill_batch(&mut buf, next, batch, n);
                 values_tx.send(buf).unwrap();
             }
         });
@@ -282,7 +285,7 @@ fn fizzbuzz(n: u64, zero_copy: bool) -> Measured {
             let (out_tx, out_rx) = sync_channel::<Vec<u64>>(LINK);
             let worker = thread::spawn(move || {
                 for mut buf in values_rx {
-                    buf.iter_mut().for_each(|v| *v = u64::from(classify(*v)));
+                    kernels::classify_in_place(&mut buf);
                     out_tx.send(buf).unwrap();
                 }
             });
@@ -301,8 +304,7 @@ fn fizzbuzz(n: u64, zero_copy: bool) -> Measured {
             let worker = thread::spawn(move || {
                 for values in values_rx {
                     let mut classes = class_free_rx.recv().unwrap();
-                    classes.clear();
-                    classes.extend(values.iter().map(|&v| classify(v)));
+                    kernels::classify_into(&values, &mut classes);
                     let _ = free_tx.send(values);
                     out_tx.send(classes).unwrap();
                 }

@@ -1,5 +1,573 @@
-//! Benchmark peer: tokio (to be filled in).
+//! Benchmark peer: Tokio.
+//!
+//! The multi-thread runtime with `worker_threads(W)` (a current-thread one
+//! for fork_inline), built before the clock starts and dropped after it
+//! stops; each row's timed region is the future passed to `block_on`.
+//! Channels are `tokio::sync::mpsc` (bounded; Tokio has no rendezvous
+//! channel, so capacity 1 stands in for one), `async-channel` where the row
+//! needs MPMC (fanout); joins go through `JoinHandle`s and `JoinSet`, select
+//! through `tokio::select!`, timers through `tokio::time`.
+
+use spindle_peer_common::catalogue::{
+    blockers, chain_share, fizzbuzz_batch, payload_bytes, pipeline_shape, select_arity,
+    ASYNC_COMPUTE_STEPS, ASYNC_COMPUTE_YIELD_AT, BLOCKING_SLEEP, BLOCK_ALL_BATCH, CHAN_CAPACITY,
+    FANOUT_CAPACITY, FANOUT_WORKERS, FIB_PAR_CUTOFF, NURSERY_BATCH, PINGPONG_CAPACITY,
+    SKYNET_FANOUT,
+};
+use spindle_peer_common::kernels::{self, payload, payload_value, FizzCounts};
+use spindle_peer_common::{run_main, Measured, Request};
+use std::fmt::Display;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::runtime::{Builder, Runtime};
+use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::task::{self, JoinHandle, JoinSet};
+
 fn main() {
-    let _ = spindle_peer_common::parse_args();
-    spindle_peer_common::unsupported("*", "not written yet");
+    // Tokio expresses every row of the catalogue.
+    run_main("tokio", |_| Ok(()), run);
+}
+
+fn run(req: &Request) -> Measured {
+    let (n, w) = (req.size, req.workers);
+    let name = req.workload.as_str();
+    if name == "fork_inline" {
+        let rt = Builder::new_current_thread().build().expect("runtime");
+        return rt.block_on(timed(fork_inline(n)));
+    }
+    let rt: Runtime = Builder::new_multi_thread()
+        .worker_threads(w)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async move {
+        match name {
+            "skynet" => timed(async { skynet(0, n).await.unwrap() }).await,
+            "pingpong" => timed(pingpong(n)).await,
+            "fanout" => timed(fanout(n)).await,
+            "fib" => {
+                timed(async { tokio::spawn(async move { kernels::fib(n) }).await.unwrap() }).await
+            }
+            "fib_par" => timed(async { fib_par(n).await.unwrap() }).await,
+            "sum_squares" => {
+                timed(async {
+                    tokio::spawn(async move { kernels::sum_squares(n) })
+                        .await
+                        .unwrap()
+                })
+                .await
+            }
+            "primes" => {
+                timed(async {
+                    tokio::spawn(async move { kernels::count_primes(n) })
+                        .await
+                        .unwrap()
+                })
+                .await
+            }
+            "chan_single" => timed(chan_single(n)).await,
+            "chan_buffered" => timed(producer_consumer(n, CHAN_CAPACITY, |i| i, |&v| v)).await,
+            // Tokio's mpsc has no rendezvous mode (capacity 0 panics): 1 is the nearest.
+            "chan_unbuffered" => timed(producer_consumer(n, 1, |i| i, |&v| v)).await,
+            "async_trivial" | "spawn_10k" | "spawn_100k" | "spawn_1m" => timed(spawn_all(n)).await,
+            "async_compute" => timed(async_compute(n)).await,
+            "block_all" => timed(block_all(n)).await,
+            "blocking_pressure" => blocking_pressure(n, w).await,
+            "spawn_nursery" => timed(spawn_nursery(n)).await,
+            "spawn_sequential" => timed(spawn_sequential(n)).await,
+            "live_1m" => timed(live(n)).await,
+            "fizzbuzz_pipeline" => timed(fizzbuzz(n, false)).await,
+            "fizzbuzz_pipeline_zc" => timed(fizzbuzz(n, true)).await,
+            "fork_pool" => timed(fork_pool(n, w)).await,
+            w if payload_bytes(w).is_some() => payload_row(payload_bytes(w).unwrap(), n).await,
+            w if select_arity(w).is_some() => timed(select(n, select_arity(w).unwrap())).await,
+            w => {
+                let (c, d) = pipeline_shape(w).expect("a catalogue row");
+                timed(pipeline(n, c, d)).await
+            }
+        }
+    })
+}
+
+/// Awaits `fut` on the monotonic clock: the timed region of every row.
+async fn timed<R: Display>(fut: impl Future<Output = R>) -> Measured {
+    let start = Instant::now();
+    let r = fut.await;
+    Measured::new(r, start.elapsed())
+}
+
+/// skynet: a task per node; a parent spawns its 10 children and sums their
+/// join handles. Returning the handle keeps the recursion unboxed.
+fn skynet(id: u64, size: u64) -> JoinHandle<u64> {
+    tokio::spawn(async move {
+        if size == 1 {
+            return id;
+        }
+        let child = size / SKYNET_FANOUT;
+        let children: Vec<_> = (0..SKYNET_FANOUT)
+            .map(|c| skynet(id + c * child, child))
+            .collect();
+        let mut sum = 0;
+        for c in children {
+            sum += c.await.unwrap();
+        }
+        sum
+    })
+}
+
+/// fib_par: both halves spawned while n > 20, plain recursion below.
+fn fib_par(n: u64) -> JoinHandle<u64> {
+    tokio::spawn(async move {
+        if n <= FIB_PAR_CUTOFF {
+            return kernels::fib(n);
+        }
+        let (a, b) = (fib_par(n - 1), fib_par(n - 2));
+        a.await.unwrap() + b.await.unwrap()
+    })
+}
+
+/// pingpong: pinger and ponger tasks over two capacity-1 channels.
+async fn pingpong(n: u64) -> u64 {
+    let (ping_tx, mut ping_rx) = mpsc::channel::<u64>(PINGPONG_CAPACITY);
+    let (pong_tx, mut pong_rx) = mpsc::channel::<u64>(PINGPONG_CAPACITY);
+    let ponger = tokio::spawn(async move {
+        while let Some(k) = ping_rx.recv().await {
+            pong_tx.send(k).await.unwrap();
+        }
+    });
+    let pinger = tokio::spawn(async move {
+        let mut sum = 0;
+        for k in 0..n {
+            ping_tx.send(k).await.unwrap();
+            sum += pong_rx.recv().await.unwrap();
+        }
+        sum
+    });
+    let sum = pinger.await.unwrap();
+    ponger.await.unwrap();
+    sum
+}
+
+/// fanout: a producer task, 100 worker tasks on one bounded(1024) MPMC
+/// `async_channel`.
+async fn fanout(n: u64) -> u64 {
+    let (tx, rx) = async_channel::bounded::<u64>(FANOUT_CAPACITY);
+    let workers: Vec<_> = (0..FANOUT_WORKERS)
+        .map(|_| {
+            let rx = rx.clone();
+            tokio::spawn(async move {
+                let mut sum = 0;
+                while let Ok(v) = rx.recv().await {
+                    sum += v;
+                }
+                sum
+            })
+        })
+        .collect();
+    drop(rx);
+    tokio::spawn(async move {
+        for v in 1..=n {
+            tx.send(v).await.unwrap();
+        }
+    });
+    let mut sum = 0;
+    for w in workers {
+        sum += w.await.unwrap();
+    }
+    sum
+}
+
+/// chan_single: one task sends 1000 then receives 1000, repeated.
+async fn chan_single(n: u64) -> u64 {
+    tokio::spawn(async move {
+        let (tx, mut rx) = mpsc::channel::<u64>(CHAN_CAPACITY);
+        let (mut sum, mut next) = (0, 0);
+        while next < n {
+            let end = (next + CHAN_CAPACITY as u64).min(n);
+            for v in next..end {
+                tx.send(v).await.unwrap();
+            }
+            for _ in next..end {
+                sum += rx.recv().await.unwrap();
+            }
+            next = end;
+        }
+        sum
+    })
+    .await
+    .unwrap()
+}
+
+/// Producer task → consumer task of `make(i)`, `i in 0..n`, summing `value`.
+async fn producer_consumer<T: Send + 'static>(
+    n: u64,
+    cap: usize,
+    make: fn(u64) -> T,
+    value: fn(&T) -> u64,
+) -> u64 {
+    let (tx, mut rx) = mpsc::channel::<T>(cap);
+    let consumer = tokio::spawn(async move {
+        let mut sum = 0;
+        while let Some(m) = rx.recv().await {
+            sum += value(&m);
+        }
+        sum
+    });
+    tokio::spawn(async move {
+        for i in 0..n {
+            tx.send(make(i)).await.unwrap();
+        }
+    });
+    consumer.await.unwrap()
+}
+
+/// payload_B: chan_buffered with `[u8; B]` messages by value.
+async fn payload_row(bytes: usize, n: u64) -> Measured {
+    async fn row<const B: usize>(n: u64) -> Measured {
+        timed(producer_consumer::<[u8; B]>(
+            n,
+            CHAN_CAPACITY,
+            payload::<B>,
+            payload_value::<B>,
+        ))
+        .await
+    }
+    match bytes {
+        4 => row::<4>(n).await,
+        16 => row::<16>(n).await,
+        256 => row::<256>(n).await,
+        1024 => row::<1024>(n).await,
+        b => panic!("no payload row of {b} bytes"),
+    }
+}
+
+/// async_trivial and spawn_*: spawn n tasks returning i, then join all.
+async fn spawn_all(n: u64) -> u64 {
+    let handles: Vec<_> = (0..n).map(|i| tokio::spawn(async move { i })).collect();
+    let mut sum = 0;
+    for h in handles {
+        sum += h.await.unwrap();
+    }
+    sum
+}
+
+/// async_compute: task i sums i + j for j < 100, yielding once at j = 50.
+async fn async_compute(n: u64) -> u64 {
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            tokio::spawn(async move {
+                let mut sum = kernels::compute_steps(i, 0..ASYNC_COMPUTE_YIELD_AT);
+                task::yield_now().await;
+                sum += kernels::compute_steps(i, ASYNC_COMPUTE_YIELD_AT..ASYNC_COMPUTE_STEPS);
+                sum
+            })
+        })
+        .collect();
+    let mut sum = 0;
+    for h in handles {
+        sum += h.await.unwrap();
+    }
+    sum
+}
+
+/// block_all: batches of 10 tasks, each batch joined before the next.
+async fn block_all(n: u64) -> u64 {
+    let mut sum = 0;
+    let mut start = 0;
+    while start < n {
+        let end = (start + BLOCK_ALL_BATCH).min(n);
+        let batch: Vec<_> = (start..end)
+            .map(|i| tokio::spawn(async move { i }))
+            .collect();
+        for h in batch {
+            sum += h.await.unwrap();
+        }
+        start = end;
+    }
+    sum
+}
+
+/// spawn_nursery: a `JoinSet` per batch of 1000, drained before the next.
+async fn spawn_nursery(n: u64) -> u64 {
+    let mut sum = 0;
+    let mut start = 0;
+    while start < n {
+        let end = (start + NURSERY_BATCH).min(n);
+        let mut set = JoinSet::new();
+        for i in start..end {
+            set.spawn(async move { i });
+        }
+        while let Some(r) = set.join_next().await {
+            sum += r.unwrap();
+        }
+        start = end;
+    }
+    sum
+}
+
+/// spawn_sequential: spawn one task, join it, repeat.
+async fn spawn_sequential(n: u64) -> u64 {
+    let mut sum = 0;
+    for i in 0..n {
+        sum += tokio::spawn(async move { i }).await.unwrap();
+    }
+    sum
+}
+
+/// live_1m: n tasks each parked on its own oneshot; once the last has
+/// started (counted, then signalled through a `Notify`), the driver sends i
+/// to task i and sums what the tasks return.
+async fn live(n: u64) -> u64 {
+    let started = Arc::new((AtomicU64::new(0), Notify::new()));
+    let mut senders = Vec::with_capacity(n as usize);
+    let mut handles = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let (tx, rx) = oneshot::channel::<u64>();
+        let started = started.clone();
+        senders.push(tx);
+        handles.push(tokio::spawn(async move {
+            if started.0.fetch_add(1, Ordering::AcqRel) + 1 == n {
+                started.1.notify_one();
+            }
+            rx.await.unwrap()
+        }));
+    }
+    if n > 0 {
+        started.1.notified().await;
+    }
+    for (i, tx) in senders.into_iter().enumerate() {
+        tx.send(i as u64).unwrap();
+    }
+    let mut sum = 0;
+    for h in handles {
+        sum += h.await.unwrap();
+    }
+    sum
+}
+
+/// blocking_pressure: 4·W tasks each call `std::thread::sleep(1 ms)` n times
+/// *directly inside the async task*, not through `spawn_blocking`: that is
+/// what the row measures, how the runtime copes with tasks that block its
+/// workers. A heartbeat task sleeps 1 ms on Tokio's timer in a loop and
+/// counts its ticks until the blockers are done.
+async fn blocking_pressure(n: u64, workers: usize) -> Measured {
+    let start = Instant::now();
+    let done = Arc::new(AtomicBool::new(false));
+    let heartbeat = {
+        let done = done.clone();
+        tokio::spawn(async move {
+            let mut beats = 0u64;
+            while !done.load(Ordering::Acquire) {
+                tokio::time::sleep(BLOCKING_SLEEP).await;
+                beats += 1;
+            }
+            beats
+        })
+    };
+    let blockers: Vec<_> = (0..blockers(workers))
+        .map(|_| {
+            tokio::spawn(async move {
+                let mut calls = 0u64;
+                for _ in 0..n {
+                    std::thread::sleep(BLOCKING_SLEEP);
+                    calls += 1;
+                }
+                calls
+            })
+        })
+        .collect();
+    let mut calls = 0;
+    for b in blockers {
+        calls += b.await.unwrap();
+    }
+    done.store(true, Ordering::Release);
+    let beats = heartbeat.await.unwrap();
+    let elapsed = start.elapsed();
+    Measured::new(calls, elapsed)
+        .with("beats", beats)
+        .with("due", elapsed.as_millis())
+}
+
+/// The select_k consumer loop over the given `(receiver, open)` pairs: a
+/// `tokio::select!` with one branch per channel, disabled once it is closed.
+macro_rules! select_loop {
+    ($(($rx:ident, $open:ident)),+) => {{
+        let mut sum = 0u64;
+        loop {
+            tokio::select! {
+                $(v = $rx.recv(), if $open => match v {
+                    Some(v) => sum += v,
+                    None => $open = false,
+                },)+
+                else => break,
+            }
+        }
+        sum
+    }};
+}
+
+/// select_k: k producer tasks, producer p sending `p·(n/k) + j` on its own
+/// bounded(1000) channel; one consumer task selects over the k channels.
+async fn select(n: u64, k: usize) -> u64 {
+    let per = n / k as u64;
+    let mut rxs = Vec::with_capacity(k);
+    for p in 0..k as u64 {
+        let (tx, rx) = mpsc::channel::<u64>(CHAN_CAPACITY);
+        rxs.push(rx);
+        tokio::spawn(async move {
+            for j in 0..per {
+                tx.send(p * per + j).await.unwrap();
+            }
+        });
+    }
+    let consumer = tokio::spawn(async move {
+        let mut rxs = rxs.into_iter();
+        let mut next = || rxs.next().unwrap();
+        match k {
+            1 => {
+                let (mut a, mut oa) = (next(), true);
+                select_loop!((a, oa))
+            }
+            2 => {
+                let (mut a, mut oa, mut b, mut ob) = (next(), true, next(), true);
+                select_loop!((a, oa), (b, ob))
+            }
+            4 => {
+                let (mut a, mut oa, mut b, mut ob) = (next(), true, next(), true);
+                let (mut c, mut oc, mut d, mut od) = (next(), true, next(), true);
+                select_loop!((a, oa), (b, ob), (c, oc), (d, od))
+            }
+            k => panic!("no select row over {k} channels"),
+        }
+    });
+    consumer.await.unwrap()
+}
+
+/// fizzbuzz_pipeline(_zc): generator → worker → logger tasks. Messages
+/// travel in batches of half a channel; each link is an mpsc channel of two
+/// batches (a full channel's worth) and buffers return upstream on recycle
+/// channels, so the hot path allocates nothing.
+/// - copy (double buffer): the worker writes classes into a separate class
+///   buffer and hands the value buffer back;
+/// - zero-copy: the worker overwrites each value with its class in place and
+///   forwards the same buffer.
+async fn fizzbuzz(n: u64, zero_copy: bool) -> FizzCounts {
+    const LINK: usize = 2; // batches per link: the whole channel
+    const POOL: usize = 4; // buffers per pool: two in the link, one each end
+    let batch = fizzbuzz_batch(n);
+    let (free_tx, mut free_rx) = mpsc::channel::<Vec<u64>>(POOL);
+    let (class_free_tx, mut class_free_rx) = mpsc::channel::<Vec<u8>>(POOL);
+    for _ in 0..POOL {
+        free_tx.send(Vec::with_capacity(batch)).await.unwrap();
+        if !zero_copy {
+            class_free_tx.send(Vec::with_capacity(batch)).await.unwrap();
+        }
+    }
+    let (values_tx, mut values_rx) = mpsc::channel::<Vec<u64>>(LINK);
+    tokio::spawn(async move {
+        let mut next = 1;
+        while next <= n {
+            let mut buf = free_rx.recv().await.unwrap();
+            next = kernels::fill_batch(&mut buf, next, batch, n);
+            values_tx.send(buf).await.unwrap();
+        }
+    });
+    if zero_copy {
+        let (out_tx, mut out_rx) = mpsc::channel::<Vec<u64>>(LINK);
+        tokio::spawn(async move {
+            while let Some(mut buf) = values_rx.recv().await {
+                kernels::classify_in_place(&mut buf);
+                out_tx.send(buf).await.unwrap();
+            }
+        });
+        let logger = tokio::spawn(async move {
+            let mut counts = FizzCounts::default();
+            while let Some(buf) = out_rx.recv().await {
+                counts.add_all(&buf);
+                let _ = free_tx.send(buf).await; // the generator may be done
+            }
+            counts
+        });
+        logger.await.unwrap()
+    } else {
+        let (out_tx, mut out_rx) = mpsc::channel::<Vec<u8>>(LINK);
+        tokio::spawn(async move {
+            while let Some(values) = values_rx.recv().await {
+                let mut classes = class_free_rx.recv().await.unwrap();
+                kernels::classify_into(&values, &mut classes);
+                let _ = free_tx.send(values).await;
+                out_tx.send(classes).await.unwrap();
+            }
+        });
+        let logger = tokio::spawn(async move {
+            let mut counts = FizzCounts::default();
+            while let Some(classes) = out_rx.recv().await {
+                counts.add_all(&classes);
+                let _ = class_free_tx.send(classes).await;
+            }
+            counts
+        });
+        logger.await.unwrap()
+    }
+}
+
+/// fork_inline (current-thread runtime): spawn a child returning i, await it
+/// at once, drop its handle; repeat.
+async fn fork_inline(n: u64) -> u64 {
+    let mut sum = 0;
+    for i in 0..n {
+        sum += tokio::spawn(async move { i }).await.unwrap();
+    }
+    sum
+}
+
+/// fork_pool: W driver tasks; driver d forks the children i ≡ d (mod W) one
+/// at a time, awaiting each.
+async fn fork_pool(n: u64, workers: usize) -> u64 {
+    let drivers: Vec<_> = (0..workers as u64)
+        .map(|d| {
+            tokio::spawn(async move {
+                let mut sum = 0;
+                for i in (d..n).step_by(workers) {
+                    sum += tokio::spawn(async move { i }).await.unwrap();
+                }
+                sum
+            })
+        })
+        .collect();
+    let mut sum = 0;
+    for d in drivers {
+        sum += d.await.unwrap();
+    }
+    sum
+}
+
+/// pipeline_CxD: C chain tasks run their share of the n executions one after
+/// another; an execution spawns D stage tasks, stage k holding stage k−1's
+/// handle, awaiting it and returning its value + 1.
+async fn pipeline(n: u64, chains: u64, depth: u64) -> u64 {
+    let chains: Vec<_> = (0..chains)
+        .map(|c| {
+            let runs = chain_share(n, chains, c);
+            tokio::spawn(async move {
+                let mut sum = 0;
+                for _ in 0..runs {
+                    let mut stage = tokio::spawn(async { 1u64 });
+                    for _ in 1..depth {
+                        let prev = stage;
+                        stage = tokio::spawn(async move { prev.await.unwrap() + 1 });
+                    }
+                    sum += stage.await.unwrap();
+                }
+                sum
+            })
+        })
+        .collect();
+    let mut sum = 0;
+    for c in chains {
+        sum += c.await.unwrap();
+    }
+    sum
 }
