@@ -1,0 +1,308 @@
+//! The command line (clap derive) and what each command does.
+//!
+//! - no command: the quick profile, every workload, every available peer;
+//!   progress on stderr, the table on stdout, outputs saved, report path printed;
+//! - `list`, `run`, `compare`, `check-fresh`, `report` (see `--help`).
+//!
+//! Exit status: 0 when every row that ran is correct; 1 when a row failed
+//! (wrong result, crash, time-out), a regression was flagged or the run is
+//! stale; 2 for bad usage (unknown workload or peer, bad numbers).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::peers::{self, BuildOptions, PeerInfo};
+use crate::report::{self, json};
+use crate::runner::{self, Plan};
+use crate::workloads::{self, Profile};
+use crate::{compare, fresh, meta};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "spindle-bench",
+    version,
+    about = "Cross-runtime benchmark suite: spindle against Go, Tokio, std threads and reference crates",
+    long_about = "Cross-runtime benchmark suite. With no command: the quick profile, every workload, every \
+                  available peer, the table on stdout and the HTML report saved under --out."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Cmd>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub struct Common {
+    /// Directory for latest.json, history.jsonl, latest.benchstat.txt and report.html [default: <workspace>/bench]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Do not build the peers; use the binaries that exist
+    #[arg(long, global = true)]
+    pub no_build: bool,
+    /// Worker threads for every peer [default: the cores available]
+    #[arg(long, global = true, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub workers: Option<u64>,
+    /// Per-run time limit in seconds [default: 60 quick, 300 full, 30 tiny]
+    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: Option<u64>,
+    /// An extra peer binary, NAME=PATH (not built; asked `list` like the others)
+    #[arg(long = "peer-bin", global = true, value_name = "NAME=PATH", value_parser = parse_peer_bin)]
+    pub peer_bin: Vec<(String, PathBuf)>,
+    /// Cargo profile the Rust peers are built with (`dev` for fast smoke tests)
+    #[arg(long, global = true, default_value = "release", value_name = "PROFILE")]
+    pub cargo_profile: String,
+    /// No progress lines on stderr
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Workloads with one-line descriptions; peers, whether available, and why not
+    List,
+    /// Run workloads on peers
+    Run(RunArgs),
+    /// Regression check of the latest run against a saved run (exit 1 on red flags)
+    Compare {
+        /// A saved latest.json to compare against
+        #[arg(long, value_name = "FILE")]
+        baseline: PathBuf,
+        /// The run to check [default: <out>/latest.json]
+        #[arg(long, value_name = "FILE")]
+        latest: Option<PathBuf>,
+        /// Slow-down (percent) beyond which a significant change is a red flag
+        #[arg(long, default_value_t = 20.0, value_name = "PCT", value_parser = parse_pct)]
+        threshold: f64,
+    },
+    /// Fail when <out>/latest.json is older than --max-age or than the last commit touching crates/spindle
+    CheckFresh {
+        /// Maximum age, like 90s, 30m, 24h, 7d
+        #[arg(long, default_value = "24h", value_parser = parse_age)]
+        max_age: u64,
+    },
+    /// Regenerate report.html from <out>/latest.json and <out>/history.jsonl
+    Report,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    /// Workloads: a comma list or `all`
+    #[arg(long, default_value = "all")]
+    pub workload: String,
+    /// Peers: a comma list or `all`
+    #[arg(long, default_value = "all")]
+    pub peer: String,
+    /// Sizes and run counts: full (WORKLOADS.md), quick (the default command), tiny (smoke test)
+    #[arg(long, value_enum, default_value_t = Profile::Quick)]
+    pub profile: Profile,
+    /// Counted runs per (workload, peer) [default: 5 full, 3 quick, 1 tiny]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: Option<u32>,
+    /// Warm-up runs, not counted
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub warmup: u32,
+    /// Size for every selected workload, overriding the profile
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub size: Option<u64>,
+    /// Print one JSON object per (workload, peer) on stdout instead of the table
+    #[arg(long)]
+    pub json: bool,
+    /// Do not write latest.json, history.jsonl, benchstat or the report
+    #[arg(long)]
+    pub no_save: bool,
+}
+
+impl Default for RunArgs {
+    fn default() -> Self {
+        RunArgs {
+            workload: "all".into(),
+            peer: "all".into(),
+            profile: Profile::Quick,
+            runs: None,
+            warmup: 1,
+            size: None,
+            json: false,
+            no_save: false,
+        }
+    }
+}
+
+fn parse_peer_bin(s: &str) -> Result<(String, PathBuf), String> {
+    let (n, p) = s.split_once('=').ok_or_else(|| format!("`{s}`: expected NAME=PATH"))?;
+    if n.is_empty() || n.contains(',') || p.is_empty() {
+        return Err(format!("`{s}`: expected NAME=PATH"));
+    }
+    Ok((n.to_string(), PathBuf::from(p)))
+}
+
+fn parse_pct(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!("`{s}`: expected a non-negative percentage")),
+    }
+}
+
+fn parse_age(s: &str) -> Result<u64, String> {
+    fresh::parse_age(s)
+}
+
+/// Parses the process arguments and runs; returns the exit status.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            2
+        }
+    }
+}
+
+fn out_dir(c: &Common) -> PathBuf {
+    c.out.clone().unwrap_or_else(|| peers::workspace_root().join("bench"))
+}
+
+fn build_options(c: &Common) -> BuildOptions {
+    BuildOptions { no_build: c.no_build, cargo_profile: c.cargo_profile.clone(), extra: c.peer_bin.clone() }
+}
+
+pub fn dispatch(cli: Cli) -> Result<i32, String> {
+    let c = &cli.common;
+    match &cli.command {
+        None => suite(c, &RunArgs::default()),
+        Some(Cmd::Run(a)) => suite(c, a),
+        Some(Cmd::List) => list(c),
+        Some(Cmd::Compare { baseline, latest, threshold }) => {
+            let base = json::read(baseline)?;
+            let latest_path = latest.clone().unwrap_or_else(|| out_dir(c).join(report::LATEST));
+            let now = json::read(&latest_path)?;
+            let findings = compare::compare(&base, &now, *threshold);
+            print!("{}", compare::render(&findings, *threshold));
+            Ok(if findings.iter().any(|f| f.red_flag) { 1 } else { 0 })
+        }
+        Some(Cmd::CheckFresh { max_age }) => {
+            let path = out_dir(c).join(report::LATEST);
+            let run = match json::read(&path) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("benchmarks are stale: {e}");
+                    return Ok(1);
+                }
+            };
+            let root = peers::workspace_root();
+            let last = meta::last_commit_touching(&root, "crates/spindle");
+            match fresh::check(run.meta.timestamp_unix, meta::now_unix(), *max_age, last) {
+                Ok(m) => {
+                    println!("{m}");
+                    Ok(0)
+                }
+                Err(m) => {
+                    eprintln!("{m}");
+                    Ok(1)
+                }
+            }
+        }
+        Some(Cmd::Report) => {
+            let out = out_dir(c);
+            let run = json::read(&out.join(report::LATEST))?;
+            let path = report::regenerate(&out, &run)?;
+            println!("report: {}", path.display());
+            Ok(0)
+        }
+    }
+}
+
+fn discover(c: &Common, spec: &str) -> Result<Vec<PeerInfo>, String> {
+    let opts = build_options(c);
+    let names = peers::select(spec, &opts)?;
+    Ok(peers::discover(&names, &opts))
+}
+
+fn list(c: &Common) -> Result<i32, String> {
+    println!("workloads ({}):", workloads::CATALOGUE.len());
+    let width = workloads::CATALOGUE.iter().map(|w| w.name.len()).max().unwrap_or(10);
+    for w in workloads::CATALOGUE {
+        println!(
+            "  {:<width$}  {:<11} full {:>10}  quick {:>9}  {}",
+            w.name, w.group, w.full, w.quick, w.description
+        );
+    }
+    println!("peers:");
+    for p in discover(c, "all")? {
+        match &p.available {
+            Ok(peer) => {
+                let runs = peer.workloads.values().filter(|r| r.is_ok()).count();
+                let missing: Vec<String> = workloads::CATALOGUE
+                    .iter()
+                    .filter(|w| !peer.lists(w.name))
+                    .map(|w| match peer.support(w.name) {
+                        Err(reason) => format!("{} ({reason})", w.name),
+                        Ok(()) => w.name.to_string(),
+                    })
+                    .collect();
+                println!("  {:<10} available: runs {runs} of {} workloads", p.name, workloads::CATALOGUE.len());
+                if !missing.is_empty() {
+                    println!("  {:<10}   not: {}", "", missing.join("; "));
+                }
+            }
+            Err(why) => println!("  {:<10} unavailable: {why}", p.name),
+        }
+    }
+    Ok(0)
+}
+
+/// Runs a suite (the default command and `run`).
+pub fn suite(c: &Common, a: &RunArgs) -> Result<i32, String> {
+    let selected = workloads::select(&a.workload)?;
+    // Validate peer names before any build starts.
+    peers::select(&a.peer, &build_options(c))?;
+    let workers = c.workers.map(|w| w as usize).unwrap_or_else(meta::cores);
+    let runs = a.runs.unwrap_or(a.profile.default_runs());
+    let timeout = Duration::from_secs(c.timeout.unwrap_or(a.profile.default_timeout_s()));
+    let infos = discover(c, &a.peer)?;
+    for p in &infos {
+        if let Err(why) = &p.available {
+            eprintln!("spindle-bench: peer {} unavailable: {why}", p.name);
+        }
+    }
+    let available: Vec<_> = infos.iter().filter_map(|p| p.available.clone().ok()).collect();
+    if available.is_empty() {
+        eprintln!("spindle-bench: no peer available; nothing to run");
+    }
+    let plan = Plan {
+        workloads: selected.iter().map(|w| (*w, a.size.unwrap_or(w.size(a.profile)))).collect(),
+        peers: available,
+        workers,
+        warmup: a.warmup,
+        runs,
+        timeout,
+    };
+    let started = std::time::Instant::now();
+    let rows = runner::run_suite(&plan, c.quiet);
+    let elapsed = started.elapsed();
+    let root = peers::workspace_root();
+    let settings = json::RunSettings { profile: a.profile.as_str().into(), workers, warmup: a.warmup, runs };
+    let run = json::analyse(meta::collect(&root), settings, &infos, &rows);
+    if a.json {
+        print!("{}", json::json_lines(&run));
+    } else {
+        print!("{}", report::table::render(&run));
+    }
+    if !c.quiet {
+        eprintln!("spindle-bench: measured in {:.1}s", elapsed.as_secs_f64());
+    }
+    if !a.no_save {
+        let out = out_dir(c);
+        let path = report::save(&out, &run)?;
+        if a.json {
+            eprintln!("report: {}", path.display());
+        } else {
+            println!("report: {}", path.display());
+        }
+    }
+    Ok(if run.any_failed() { 1 } else { 0 })
+}

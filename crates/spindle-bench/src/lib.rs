@@ -1,0 +1,19 @@
+//! spindle-bench: the cross-runtime benchmark suite of `WORKLOADS.md`.
+//!
+//! Roles, one module each: [`cli`] parses and dispatches; [`workloads`] holds
+//! the catalogue; [`peers`] builds and interrogates the peer binaries;
+//! [`runner`] runs one process per measured run and checks every result;
+//! [`stats`] summarises and compares samples; [`report`] writes the table,
+//! JSON, JSONL history, benchstat text and HTML; [`compare`] and [`fresh`]
+//! are the regression and freshness checks; [`meta`] records the machine.
+//! See `README.md` for the method and how to read a ratio.
+
+pub mod cli;
+pub mod compare;
+pub mod fresh;
+pub mod meta;
+pub mod peers;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod workloads;

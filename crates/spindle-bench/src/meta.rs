@@ -1,0 +1,131 @@
+//! Facts about the run that every output records: when, which commit, which
+//! machine (cores, CPU model from /proc/cpuinfo), which toolchains.
+//!
+//! Dates are UTC, written as RFC 3339 (`2026-11-21T19:30:00Z`) from the Unix
+//! time with a hand-written civil-date conversion (no date crate needed), and
+//! also kept as Unix seconds, which is what the freshness check compares.
+//! Every probe degrades to `"unknown"` rather than failing the run.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    pub cores: usize,
+    pub cpu_model: String,
+    pub os: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Toolchains {
+    pub rustc: String,
+    pub go: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    /// RFC 3339 UTC.
+    pub date: String,
+    pub timestamp_unix: u64,
+    pub git_commit: String,
+    /// Uncommitted changes in the tree when it ran.
+    pub git_dirty: bool,
+    pub machine: Machine,
+    pub toolchains: Toolchains,
+}
+
+pub fn now_unix() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Unix seconds → `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn rfc3339(unix: u64) -> String {
+    let (y, mo, d) = civil_from_days((unix / 86_400) as i64);
+    let s = unix % 86_400;
+    format!("{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}Z", s / 3600, s / 60 % 60, s % 60)
+}
+
+fn first_line(cmd: &str, args: &[&str], dir: &Path) -> Option<String> {
+    let o = Command::new(cmd).args(args).current_dir(dir).output().ok()?;
+    if !o.status.success() {
+        return None;
+    }
+    let s = String::from_utf8_lossy(&o.stdout).lines().next()?.trim().to_string();
+    (!s.is_empty()).then_some(s)
+}
+
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name") || l.starts_with("Model") || l.starts_with("Hardware"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+/// Unix time of the last commit touching `path` (relative to `root`).
+pub fn last_commit_touching(root: &Path, path: &str) -> Option<u64> {
+    first_line("git", &["log", "-1", "--format=%ct", "--", path], root)?.parse().ok()
+}
+
+pub fn collect(root: &Path) -> RunMeta {
+    let ts = now_unix();
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let go = std::env::var("GO").unwrap_or_else(|_| "go".into());
+    RunMeta {
+        date: rfc3339(ts),
+        timestamp_unix: ts,
+        git_commit: first_line("git", &["rev-parse", "HEAD"], root).unwrap_or_else(|| "unknown".into()),
+        git_dirty: Command::new("git")
+            .args(["status", "--porcelain", "--untracked-files=no"])
+            .current_dir(root)
+            .output()
+            .map(|o| !o.stdout.is_empty())
+            .unwrap_or(false),
+        machine: Machine {
+            cores: cores(),
+            cpu_model: cpu_model(),
+            os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+        },
+        toolchains: Toolchains {
+            rustc: first_line(&rustc, &["-V"], root).unwrap_or_else(|| "unknown".into()),
+            go: first_line(&go, &["version"], root).unwrap_or_else(|| "not installed".into()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
+    }
+}

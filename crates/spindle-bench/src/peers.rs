@@ -1,0 +1,354 @@
+//! Finding, building and interrogating the peers.
+//!
+//! The Rust peers are workspace binaries (`peer-spindle`, `peer-tokio`, …);
+//! they are built with one `cargo build --profile <p> -p <pkg>…` (the `CARGO`
+//! variable's cargo when set, else `cargo`; its output goes to stderr) and
+//! found in `<target>/<profile dir>/`, where `<target>` is `CARGO_TARGET_DIR`
+//! when set, else `<workspace>/target`. When the joint build fails each
+//! package is built alone, so that one broken peer leaves the others usable.
+//! The Go peer is built with `go build -o <target>/go/peer-go .` in
+//! `peers/go`; no `go` on the PATH (or no module yet) makes Go unavailable
+//! with that reason and nothing else changes. `--no-build` skips building and
+//! takes whatever binaries exist. Extra peers (`--peer-bin NAME=PATH`) are
+//! taken as they are; the tests use them for fake peers.
+//!
+//! Every available binary is asked `list`; its `workload X` lines say which
+//! rows it runs and `unsupported X reason` lines why not. A binary that fails
+//! `list` without naming any workload is unavailable, with its own reason.
+//!
+//! Invariant: a [`Peer`] handed to the runner exists on disk and answered
+//! `list` with at least one workload.
+
+use std::collections::BTreeMap;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::runner::{run_process, tail, Exit};
+
+/// The Rust peers: (peer name, cargo package, binary name).
+pub const RUST_PEERS: &[(&str, &str, &str)] = &[
+    ("spindle", "spindle-peer-spindle", "peer-spindle"),
+    ("tokio", "spindle-peer-tokio", "peer-tokio"),
+    ("std", "spindle-peer-std", "peer-std"),
+    ("rayon", "spindle-peer-rayon", "peer-rayon"),
+    ("crossbeam", "spindle-peer-crossbeam", "peer-crossbeam"),
+    ("flume", "spindle-peer-flume", "peer-flume"),
+    ("kanal", "spindle-peer-kanal", "peer-kanal"),
+];
+
+/// Every built-in peer, in report order.
+pub const KNOWN: &[&str] = &["spindle", "go", "tokio", "std", "rayon", "crossbeam", "flume", "kanal"];
+
+/// A peer ready to run.
+#[derive(Debug, Clone)]
+pub struct Peer {
+    pub name: String,
+    pub path: PathBuf,
+    /// Its `list` answer: workload → Ok, or Err(reason it cannot run it).
+    pub workloads: BTreeMap<String, Result<(), String>>,
+}
+
+impl Peer {
+    /// The peer says it runs this workload.
+    pub fn lists(&self, workload: &str) -> bool {
+        matches!(self.workloads.get(workload), Some(Ok(())))
+    }
+    /// Ok, or why the peer will not run this workload.
+    pub fn support(&self, workload: &str) -> Result<(), String> {
+        match self.workloads.get(workload) {
+            Some(r) => r.clone(),
+            None => Err("not in the peer's list".into()),
+        }
+    }
+}
+
+/// A requested peer: ready, or why not.
+#[derive(Debug, Clone)]
+pub struct PeerInfo {
+    pub name: String,
+    pub available: Result<Peer, String>,
+}
+
+/// How to obtain peer binaries.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    pub no_build: bool,
+    /// Cargo profile for the Rust peers (`release`, or `dev` for smoke tests).
+    pub cargo_profile: String,
+    /// Extra peers given as NAME=PATH.
+    pub extra: Vec<(String, PathBuf)>,
+}
+
+/// The workspace root: from this crate's manifest dir, else `cargo locate-project`.
+pub fn workspace_root() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if let Some(root) = here.parent().and_then(Path::parent) {
+        let manifest = root.join("Cargo.toml");
+        if std::fs::read_to_string(&manifest).is_ok_and(|s| s.contains("[workspace]")) {
+            return root.to_path_buf();
+        }
+    }
+    let out = Command::new(cargo())
+        .args(["locate-project", "--workspace", "--message-format", "plain"])
+        .output();
+    if let Ok(o) = out {
+        if o.status.success() {
+            let p = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+            if let Some(d) = p.parent() {
+                return d.to_path_buf();
+            }
+        }
+    }
+    PathBuf::from(".")
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// `CARGO_TARGET_DIR` (relative to the current directory, as cargo reads it), else `<root>/target`.
+pub fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) if !d.is_empty() => {
+            let d = PathBuf::from(d);
+            if d.is_absolute() {
+                d
+            } else {
+                std::env::current_dir().unwrap_or_default().join(d)
+            }
+        }
+        _ => root.join("target"),
+    }
+}
+
+fn profile_dir(profile: &str) -> &str {
+    match profile {
+        "dev" | "test" => "debug",
+        "bench" => "release",
+        p => p,
+    }
+}
+
+fn stderr_stdio() -> Stdio {
+    match std::io::stderr().as_fd().try_clone_to_owned() {
+        Ok(fd) => Stdio::from(fd),
+        Err(_) => Stdio::inherit(),
+    }
+}
+
+/// Builds the requested Rust peers; returns the packages that failed, with why.
+fn build_rust(root: &Path, profile: &str, pkgs: &[&str]) -> BTreeMap<String, String> {
+    let mut failed = BTreeMap::new();
+    if pkgs.is_empty() {
+        return failed;
+    }
+    let mut cmd = Command::new(cargo());
+    cmd.current_dir(root).args(["build", "--profile", profile]);
+    for p in pkgs {
+        cmd.args(["-p", p]);
+    }
+    eprintln!("spindle-bench: building peers: cargo build --profile {profile} -p {}", pkgs.join(" -p "));
+    match cmd.stdout(stderr_stdio()).status() {
+        Ok(s) if s.success() => return failed,
+        Ok(_) => {}
+        Err(e) => {
+            for p in pkgs {
+                failed.insert(p.to_string(), format!("could not run cargo: {e}"));
+            }
+            return failed;
+        }
+    }
+    // Attribute the failure: build each alone, keep its error text.
+    for p in pkgs {
+        let out = Command::new(cargo())
+            .current_dir(root)
+            .args(["build", "--profile", profile, "-p", p, "--message-format", "short"])
+            .output();
+        match out {
+            Ok(o) if o.status.success() => {}
+            Ok(o) => {
+                let err = String::from_utf8_lossy(&o.stderr);
+                let lines: Vec<&str> = err.lines().filter(|l| l.contains("error")).take(3).collect();
+                failed.insert(p.to_string(), format!("build failed: {}", lines.join(" | ")));
+            }
+            Err(e) => {
+                failed.insert(p.to_string(), format!("could not run cargo: {e}"));
+            }
+        }
+    }
+    failed
+}
+
+/// Builds the Go peer into `<target>/go/peer-go`.
+fn build_go(root: &Path, out: &Path) -> Result<(), String> {
+    let dir = root.join("peers/go");
+    if !dir.join("go.mod").exists() {
+        return Err("peers/go has no go.mod yet".into());
+    }
+    let go = std::env::var("GO").unwrap_or_else(|_| "go".into());
+    eprintln!("spindle-bench: building peers: (cd peers/go && {go} build -o {} .)", out.display());
+    let o = Command::new(&go)
+        .current_dir(&dir)
+        .args(["build", "-o"])
+        .arg(out)
+        .arg(".")
+        .stdout(stderr_stdio())
+        .stderr(Stdio::piped())
+        .output();
+    match o {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!("`{go}` not found on PATH")),
+        Err(e) => Err(format!("could not run `{go}`: {e}")),
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => {
+            let err = String::from_utf8_lossy(&o.stderr).into_owned();
+            eprint!("{err}");
+            Err(format!("go build failed: {}", tail(&err, 3)))
+        }
+    }
+}
+
+/// Asks a binary `list`; `Err` makes the peer unavailable.
+pub fn query_list(path: &Path) -> Result<BTreeMap<String, Result<(), String>>, String> {
+    let o = run_process(path, &["list".into()], Duration::from_secs(30))
+        .map_err(|e| format!("could not start {}: {e}", path.display()))?;
+    let mut map = BTreeMap::new();
+    for line in o.stdout.lines() {
+        let mut it = line.split_whitespace();
+        match it.next() {
+            Some("workload") => {
+                if let Some(n) = it.next() {
+                    map.insert(n.to_string(), Ok(()));
+                }
+            }
+            Some("unsupported") => {
+                if let Some(n) = it.next() {
+                    let reason: Vec<&str> = it.collect();
+                    let reason = if reason.is_empty() { "unsupported".to_string() } else { reason.join(" ") };
+                    map.insert(n.to_string(), Err(reason));
+                }
+            }
+            _ => {}
+        }
+    }
+    if map.values().any(Result::is_ok) {
+        return Ok(map);
+    }
+    let said = [tail(&o.stderr, 2), tail(&o.stdout, 2)]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" | ");
+    let exit = match o.exit {
+        Exit::Code(c) => format!("exit {c}"),
+        Exit::Signal(s) => format!("signal {s}"),
+        Exit::TimedOut => "timed out".into(),
+    };
+    Err(format!("`list` names no workload ({exit}{}{said})", if said.is_empty() { "" } else { ": " }))
+}
+
+/// Every valid peer name: the built-in ones and the extras.
+pub fn all_names(opts: &BuildOptions) -> Vec<String> {
+    let mut v: Vec<String> = KNOWN.iter().map(|s| s.to_string()).collect();
+    for (n, _) in &opts.extra {
+        if !v.contains(n) {
+            v.push(n.clone());
+        }
+    }
+    v
+}
+
+/// Resolves `all` or a comma list against the valid names, keeping report order.
+pub fn select(spec: &str, opts: &BuildOptions) -> Result<Vec<String>, String> {
+    let valid = all_names(opts);
+    if spec.trim() == "all" {
+        return Ok(valid);
+    }
+    let mut wanted = Vec::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if !valid.iter().any(|v| v == part) {
+            return Err(format!("unknown peer `{part}`; valid names: all, {}", valid.join(", ")));
+        }
+        wanted.push(part.to_string());
+    }
+    if wanted.is_empty() {
+        return Err("no peer named; use `all` or a comma list".into());
+    }
+    Ok(valid.into_iter().filter(|v| wanted.contains(v)).collect())
+}
+
+/// Builds (unless told not to) and interrogates the named peers.
+pub fn discover(names: &[String], opts: &BuildOptions) -> Vec<PeerInfo> {
+    let root = workspace_root();
+    let target = target_dir(&root);
+    let bin_dir = target.join(profile_dir(&opts.cargo_profile));
+    let go_bin = target.join("go").join("peer-go");
+
+    let mut build_errors: BTreeMap<String, String> = BTreeMap::new();
+    let extra: BTreeMap<&str, &PathBuf> = opts.extra.iter().map(|(n, p)| (n.as_str(), p)).collect();
+    if !opts.no_build {
+        let pkgs: Vec<&str> = RUST_PEERS
+            .iter()
+            .filter(|(n, _, _)| names.iter().any(|x| x == n) && !extra.contains_key(n))
+            .map(|(_, pkg, _)| *pkg)
+            .collect();
+        let failed = build_rust(&root, &opts.cargo_profile, &pkgs);
+        for (name, pkg, _) in RUST_PEERS {
+            if let Some(e) = failed.get(*pkg) {
+                build_errors.insert(name.to_string(), e.clone());
+            }
+        }
+        if names.iter().any(|n| n == "go") && !extra.contains_key("go") {
+            if let Err(e) = build_go(&root, &go_bin) {
+                build_errors.insert("go".into(), e);
+            }
+        }
+    }
+
+    names
+        .iter()
+        .map(|name| {
+            let path = if let Some(p) = extra.get(name.as_str()) {
+                (*p).clone()
+            } else if name == "go" {
+                go_bin.clone()
+            } else {
+                let bin = RUST_PEERS.iter().find(|(n, _, _)| n == name).map(|(_, _, b)| *b).unwrap_or("?");
+                bin_dir.join(bin)
+            };
+            let available = if let Some(e) = build_errors.get(name) {
+                Err(e.clone())
+            } else if !path.exists() {
+                Err(format!("no binary at {}{}", path.display(), if opts.no_build { " (--no-build)" } else { "" }))
+            } else {
+                query_list(&path).map(|workloads| Peer { name: name.clone(), path: path.clone(), workloads })
+            };
+            PeerInfo { name: name.clone(), available }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> BuildOptions {
+        BuildOptions { no_build: true, cargo_profile: "release".into(), extra: vec![("fake".into(), "/x".into())] }
+    }
+
+    #[test]
+    fn selects_peers_in_report_order_and_rejects_unknown_names() {
+        assert_eq!(select("tokio,spindle", &opts()).unwrap(), vec!["spindle", "tokio"]);
+        assert!(select("all", &opts()).unwrap().contains(&"fake".to_string()));
+        let e = select("spindle,nodejs", &opts()).unwrap_err();
+        assert!(e.contains("nodejs") && e.contains("tokio") && e.contains("fake"), "{e}");
+    }
+
+    #[test]
+    fn workspace_root_holds_the_workspace_manifest() {
+        assert!(workspace_root().join("peers").is_dir());
+        assert_eq!(profile_dir("dev"), "debug");
+        assert_eq!(profile_dir("release"), "release");
+    }
+}

@@ -1,0 +1,446 @@
+//! The static HTML report, `bench/report.html`: one self-contained file with
+//! hand-written inline SVG, no script, no network.
+//!
+//! Per workload: a bar chart of ns per op across the peers (median, with a
+//! min–max whisker) with the seeds' published figures as grey bars labelled
+//! with their source and hardware; a table with ratios to Go and Tokio; a
+//! peak-RSS bar chart; and, when the history holds more than one run of the
+//! same workload at the same size, a line chart of each peer's median over
+//! commits. Failed rows appear as text, never as a bar.
+//!
+//! Invariants: every interpolated string goes through [`esc`]; every
+//! workload of the run gets at least one `<svg>`; the output depends only
+//! on the run and the history passed in.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use super::history::HistoryLine;
+use super::json::{LatestRun, RowJson, REFERENCES};
+use super::table::{fmt_bytes, fmt_ns};
+use crate::workloads;
+
+/// Escapes text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+fn color(peer: &str) -> &'static str {
+    match peer {
+        "spindle" => "#d62728",
+        "go" => "#1f77b4",
+        "tokio" => "#9467bd",
+        "std" => "#8c564b",
+        "rayon" => "#2ca02c",
+        "crossbeam" => "#ff7f0e",
+        "flume" => "#17becf",
+        "kanal" => "#bcbd22",
+        _ => "#7f7f7f",
+    }
+}
+
+struct Bar {
+    label: String,
+    value: f64,
+    lo: f64,
+    hi: f64,
+    color: String,
+    published: bool,
+    tooltip: String,
+}
+
+const W: f64 = 720.0;
+const LABEL_W: f64 = 260.0;
+const BAR_H: f64 = 18.0;
+const GAP: f64 = 6.0;
+
+fn bar_chart(title: &str, bars: &[Bar], fmt: &dyn Fn(f64) -> String) -> String {
+    let ours = bars.iter().filter(|b| !b.published).map(|b| b.hi.max(b.value)).fold(0.0, f64::max);
+    let all = bars.iter().map(|b| b.value).fold(0.0, f64::max);
+    // Scale to our own bars; published bars beyond the axis are clipped and marked.
+    let axis = if ours > 0.0 { ours * 1.15 } else { all * 1.15 };
+    let axis = if axis > 0.0 { axis } else { 1.0 };
+    let plot_w = W - LABEL_W - 110.0;
+    let h = 24.0 + bars.len() as f64 * (BAR_H + GAP) + 8.0;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" role="img" aria-label="{t}"><text x="0" y="14" class="ct">{t}</text>"#,
+        t = esc(title)
+    );
+    for (i, b) in bars.iter().enumerate() {
+        let y = 24.0 + i as f64 * (BAR_H + GAP);
+        let clipped = b.value > axis;
+        let bw = (b.value.min(axis) / axis * plot_w).max(1.0);
+        let fill = if b.published { "#bbbbbb" } else { b.color.as_str() };
+        let _ = write!(
+            s,
+            r#"<text x="{lx}" y="{ty}" text-anchor="end" class="bl">{label}</text><rect x="{LABEL_W}" y="{y}" width="{bw:.1}" height="{BAR_H}" fill="{fill}"{stroke}><title>{tip}</title></rect>"#,
+            lx = LABEL_W - 6.0,
+            ty = y + BAR_H - 5.0,
+            label = esc(&b.label),
+            stroke = if b.published { r##" stroke="#666" stroke-dasharray="3 2""## } else { "" },
+            tip = esc(&b.tooltip),
+        );
+        if !b.published && b.hi > b.lo {
+            let x0 = LABEL_W + b.lo.min(axis) / axis * plot_w;
+            let x1 = LABEL_W + b.hi.min(axis) / axis * plot_w;
+            let ym = y + BAR_H / 2.0;
+            let _ = write!(
+                s,
+                r##"<line x1="{x0:.1}" y1="{ym}" x2="{x1:.1}" y2="{ym}" stroke="#222"/><line x1="{x0:.1}" y1="{a}" x2="{x0:.1}" y2="{b}" stroke="#222"/><line x1="{x1:.1}" y1="{a}" x2="{x1:.1}" y2="{b}" stroke="#222"/>"##,
+                a = y + 4.0,
+                b = y + BAR_H - 4.0
+            );
+        }
+        let _ = write!(
+            s,
+            r#"<text x="{x:.1}" y="{ty}" class="bv">{mark}{v}</text>"#,
+            x = LABEL_W + bw + 4.0,
+            ty = y + BAR_H - 5.0,
+            mark = if clipped { "» " } else { "" },
+            v = esc(&fmt(b.value))
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+fn line_chart(title: &str, x_labels: &[String], series: &[(String, Vec<(usize, f64)>)]) -> String {
+    let (w, h, left, bottom, top) = (W, 220.0, 70.0, 40.0, 24.0);
+    let ymax = series.iter().flat_map(|(_, p)| p.iter().map(|(_, y)| *y)).fold(0.0, f64::max) * 1.1;
+    let ymax = if ymax > 0.0 { ymax } else { 1.0 };
+    let n = x_labels.len().max(2);
+    let px = |i: usize| left + (w - left - 20.0) * i as f64 / (n - 1) as f64;
+    let py = |y: f64| top + (h - top - bottom) * (1.0 - y / ymax);
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="{t}"><text x="0" y="14" class="ct">{t}</text><line x1="{left}" y1="{b}" x2="{r}" y2="{b}" stroke="#888"/><line x1="{left}" y1="{top}" x2="{left}" y2="{b}" stroke="#888"/><text x="{lx}" y="{ty}" text-anchor="end" class="bv">{ym}</text><text x="{lx}" y="{b}" text-anchor="end" class="bv">0</text>"##,
+        t = esc(title),
+        b = h - bottom,
+        r = w - 20.0,
+        lx = left - 4.0,
+        ty = top + 4.0,
+        ym = esc(&format!("{:.1} ns/op", ymax))
+    );
+    for (i, l) in x_labels.iter().enumerate() {
+        let _ = write!(
+            s,
+            r#"<text x="{x:.1}" y="{y}" text-anchor="middle" class="bv">{l}</text>"#,
+            x = px(i),
+            y = h - bottom + 14.0,
+            l = esc(l)
+        );
+    }
+    for (k, (peer, pts)) in series.iter().enumerate() {
+        let c = color(peer);
+        let path: Vec<String> = pts.iter().map(|&(i, y)| format!("{:.1},{:.1}", px(i), py(y))).collect();
+        let _ = write!(s, r#"<polyline fill="none" stroke="{c}" stroke-width="2" points="{}"/>"#, path.join(" "));
+        for &(i, y) in pts {
+            let _ = write!(
+                s,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{c}"><title>{}</title></circle>"#,
+                px(i),
+                py(y),
+                esc(&format!("{peer} @ {}: {y:.2} ns/op", x_labels.get(i).map(String::as_str).unwrap_or("?")))
+            );
+        }
+        let _ = write!(
+            s,
+            r#"<rect x="{x}" y="{y}" width="10" height="10" fill="{c}"/><text x="{tx}" y="{ty}" class="bv">{p}</text>"#,
+            x = left + k as f64 * 90.0,
+            y = h - 16.0,
+            tx = left + k as f64 * 90.0 + 14.0,
+            ty = h - 7.0,
+            p = esc(peer)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+fn ratio_cell(r: &RowJson, reference: &str) -> String {
+    match r.ratios.get(reference) {
+        Some(x) => format!(
+            r#"<span title="95% CI {:.2}–{:.2} over {} paired runs">{}</span>"#,
+            x.lo,
+            x.hi,
+            x.n,
+            esc(&x.display())
+        ),
+        None if r.peer == reference => "1".into(),
+        None => "–".into(),
+    }
+}
+
+fn workload_section(run: &LatestRun, name: &str, history: &[HistoryLine]) -> String {
+    let rows: Vec<&RowJson> = run.results.iter().filter(|r| r.workload == name).collect();
+    let w = workloads::find(name);
+    let mut s = String::new();
+    let _ = write!(s, r#"<section id="{n}"><h2>{n}</h2>"#, n = esc(name));
+    if let (Some(w), Some(r0)) = (w, rows.first()) {
+        let _ = write!(
+            s,
+            "<p>{} — size {}, {} workers; ops = {}; expected result <code>{}</code></p>",
+            esc(w.description),
+            r0.size,
+            r0.workers,
+            esc(w.ops_unit),
+            esc(&r0.expected)
+        );
+    }
+
+    // ns/op bars: ours, then the published figures.
+    let mut bars: Vec<Bar> = rows
+        .iter()
+        .filter(|r| r.ok)
+        .filter_map(|r| {
+            let ops = r.ops.unwrap_or(1).max(1) as f64;
+            Some(Bar {
+                label: r.peer.clone(),
+                value: r.ns_per_op?,
+                lo: r.min_ns? / ops,
+                hi: r.max_ns? / ops,
+                color: color(&r.peer).into(),
+                published: false,
+                tooltip: format!(
+                    "{}: median {} ({} runs), min {} max {}",
+                    r.peer,
+                    fmt_ns(r.median_ns.unwrap_or(0.0)),
+                    r.samples_ns.len(),
+                    fmt_ns(r.min_ns.unwrap_or(0.0)),
+                    fmt_ns(r.max_ns.unwrap_or(0.0))
+                ),
+            })
+        })
+        .collect();
+    if let Some(w) = w {
+        for f in w.seeds {
+            bars.push(Bar {
+                label: format!("{} ({}, {})", f.system, f.source, f.hardware),
+                value: f.value.ns_per_op(),
+                lo: 0.0,
+                hi: 0.0,
+                color: String::new(),
+                published: true,
+                tooltip: format!("published by {}: {} — {}", f.source, f.quote, f.hardware),
+            });
+        }
+    }
+    if bars.is_empty() {
+        let _ = write!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="24"><text x="0" y="16" class="ct">no successful row to chart</text></svg>"#
+        );
+    } else {
+        s.push_str(&bar_chart(&format!("{name}: ns per op (median, min–max whisker; grey = published)"), &bars, &|v| {
+            format!("{v:.1} ns/op")
+        }));
+    }
+
+    // Table.
+    s.push_str("<table><tr><th>peer</th><th>status</th><th>median</th><th>±sd</th><th>ns/op</th><th>peak RSS</th><th>user+sys</th><th>vs go</th><th>vs tokio</th><th>extra</th></tr>");
+    for r in &rows {
+        if r.status == "unsupported" {
+            let _ = write!(
+                s,
+                r#"<tr class="na"><td>{}</td><td colspan="9">unsupported: {}</td></tr>"#,
+                esc(&r.peer),
+                esc(r.error.as_deref().unwrap_or(""))
+            );
+            continue;
+        }
+        if !r.ok {
+            let _ = write!(
+                s,
+                r#"<tr class="fail"><td>{}</td><td colspan="9"><b>FAILED</b>: {}</td></tr>"#,
+                esc(&r.peer),
+                esc(r.error.as_deref().unwrap_or(""))
+            );
+            continue;
+        }
+        let med = r.median_ns.unwrap_or(0.0);
+        let cpu: f64 = match (r.user, r.system) {
+            (Some(u), Some(sy)) => (u + sy) * 1e9,
+            _ => 0.0,
+        };
+        let extra: Vec<String> = r.extra.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>ok{}</td><td>{}</td><td>{:.1}%</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&r.peer),
+            if r.outliers.is_empty() { String::new() } else { format!(", {} outlier(s)", r.outliers.len()) },
+            fmt_ns(med),
+            if med > 0.0 { 100.0 * r.stddev_ns.unwrap_or(0.0) / med } else { 0.0 },
+            r.ns_per_op.unwrap_or(0.0),
+            r.peak_rss_bytes.map(fmt_bytes).unwrap_or_default(),
+            fmt_ns(cpu),
+            ratio_cell(r, REFERENCES[0]),
+            ratio_cell(r, REFERENCES[1]),
+            esc(&extra.join(" "))
+        );
+    }
+    s.push_str("</table>");
+    if let Some(w) = w {
+        if !w.seeds.is_empty() {
+            s.push_str("<p class=\"pub\">Published: ");
+            let items: Vec<String> = w
+                .seeds
+                .iter()
+                .map(|f| format!("{} — {} ({}; {})", esc(f.system), esc(f.quote), esc(f.source), esc(f.hardware)))
+                .collect();
+            s.push_str(&items.join("; "));
+            s.push_str(". Other hardware, other sizes: read as orders of magnitude, not ratios.</p>");
+        }
+    }
+
+    // RSS bars.
+    let rss: Vec<Bar> = rows
+        .iter()
+        .filter(|r| r.ok)
+        .filter_map(|r| {
+            let b = r.peak_rss_bytes? as f64;
+            Some(Bar {
+                label: r.peer.clone(),
+                value: b,
+                lo: 0.0,
+                hi: 0.0,
+                color: color(&r.peer).into(),
+                published: false,
+                tooltip: format!("{}: peak RSS {}", r.peer, fmt_bytes(b as u64)),
+            })
+        })
+        .collect();
+    if !rss.is_empty() {
+        s.push_str(&bar_chart(&format!("{name}: peak RSS of the whole process"), &rss, &|v| fmt_bytes(v as u64)));
+    }
+
+    // History over commits, same workload, profile and size.
+    if let Some(r0) = rows.first() {
+        let hist: Vec<&HistoryLine> = history
+            .iter()
+            .filter(|h| h.workload == name && h.size == r0.size && h.profile == run.profile && h.ok)
+            .collect();
+        let mut runs: Vec<(u64, String)> =
+            hist.iter().map(|h| (h.timestamp_unix, h.git_commit.clone())).collect::<BTreeSet<_>>().into_iter().collect();
+        runs.sort();
+        if runs.len() > 1 {
+            let labels: Vec<String> = runs.iter().map(|(_, c)| c.chars().take(7).collect()).collect();
+            let mut series: BTreeMap<String, Vec<(usize, f64)>> = BTreeMap::new();
+            for h in &hist {
+                let i = runs.iter().position(|(t, c)| *t == h.timestamp_unix && *c == h.git_commit).unwrap_or(0);
+                if let (Some(m), Some(o)) = (h.median_ns, h.ops) {
+                    series.entry(h.peer.clone()).or_default().push((i, m / o.max(1) as f64));
+                }
+            }
+            let mut series: Vec<(String, Vec<(usize, f64)>)> = series.into_iter().collect();
+            for (_, p) in series.iter_mut() {
+                p.sort_by_key(|x| x.0);
+            }
+            s.push_str(&line_chart(&format!("{name}: median ns/op over runs (by commit)"), &labels, &series));
+        } else {
+            s.push_str("<p class=\"pub\">History: one run so far at this size.</p>");
+        }
+    }
+    s.push_str("</section>");
+    s
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:60em;color:#222}\
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right;font-size:90%}\
+td:first-child,th:first-child{text-align:left}tr.fail td{background:#fdd;text-align:left}tr.na td{color:#888;text-align:left}\
+.ct{font:bold 13px sans-serif}.bl{font:12px sans-serif}.bv{font:11px sans-serif;fill:#333}.pub{font-size:85%;color:#555}\
+section{border-top:1px solid #ddd;margin-top:1.5em}code{background:#f4f4f4}";
+
+/// Renders the whole report.
+pub fn render(run: &LatestRun, history: &[HistoryLine]) -> String {
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>spindle-bench report</title><style>{STYLE}</style></head><body>"
+    );
+    let m = &run.meta;
+    let _ = write!(
+        s,
+        "<h1>spindle-bench</h1><p>{} profile · {} workers · {} warm-up + {} counted runs per row · {} · commit <code>{}</code>{}</p>\
+         <p>Machine: {} ({} cores, {}) · {} · {}</p>",
+        esc(&run.profile),
+        run.workers,
+        run.warmup,
+        run.runs,
+        esc(&m.date),
+        esc(&m.git_commit),
+        if m.git_dirty { " (uncommitted changes)" } else { "" },
+        esc(&m.machine.cpu_model),
+        m.machine.cores,
+        esc(&m.machine.os),
+        esc(&m.toolchains.rustc),
+        esc(&m.toolchains.go)
+    );
+    s.push_str("<p>Times are taken inside each peer process around the workload; each run is its own process; peers alternate run by run. A ratio is this peer's time over the reference's from paired runs (geometric mean, 95% bootstrap interval); below 1 is faster; <b>~</b> means the interval contains 1.</p>");
+    s.push_str("<ul>");
+    for p in &run.peers {
+        let _ = write!(
+            s,
+            "<li><span style=\"color:{}\">■</span> {}: {}</li>",
+            color(&p.name),
+            esc(&p.name),
+            if p.available { "available".to_string() } else { format!("unavailable — {}", esc(p.reason.as_deref().unwrap_or(""))) }
+        );
+    }
+    s.push_str("</ul>");
+    for g in &run.summary {
+        let _ = write!(
+            s,
+            "<p><b>{} vs {}: geometric mean {:.2}×</b> over {} rows ({} faster, {} slower, {} not significant)</p>",
+            esc(&g.peer),
+            esc(&g.against),
+            g.geomean,
+            g.rows,
+            g.faster,
+            g.slower,
+            g.not_significant
+        );
+    }
+    let failed: Vec<&RowJson> = run.results.iter().filter(|r| r.status == "failed").collect();
+    if !failed.is_empty() {
+        let _ = write!(s, "<p style=\"color:#b00\"><b>{} row(s) FAILED</b> (no time shown for them).</p>", failed.len());
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for r in &run.results {
+        if !names.contains(&r.workload.as_str()) {
+            names.push(&r.workload);
+        }
+    }
+    s.push_str("<nav><p>");
+    let links: Vec<String> = names.iter().map(|n| format!("<a href=\"#{0}\">{0}</a>", esc(n))).collect();
+    s.push_str(&links.join(" · "));
+    s.push_str("</p></nav>");
+    for n in names {
+        s.push_str(&workload_section(run, n, history));
+    }
+    s.push_str("</body></html>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    }
+}

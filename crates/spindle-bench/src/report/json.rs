@@ -1,0 +1,271 @@
+//! The analysed run, as saved in `bench/latest.json` and printed by `--json`.
+//!
+//! [`analyse`] turns the runner's rows into [`RowJson`]s: statistics of the
+//! in-process times, outside measurements, and the paired ratios to Go and
+//! Tokio; [`LatestRun`] adds the run's metadata and the geometric-mean
+//! summary. Every other output (table, benchstat, history, HTML) renders from
+//! this model, so `report` can rebuild them from the saved files.
+//!
+//! Field names follow hyperfine's JSON where one exists (`command`, `mean`,
+//! `stddev`, `median`, `min`, `max`, `user`, `system`, `times`, in seconds),
+//! next to exact nanosecond fields (`samples_ns`, `median_ns`, …).
+//!
+//! Invariants: a row that is not ok has no samples, no statistics, no ratio
+//! (`samples_ns` empty, every time field `null`); ratios are this row's time
+//! over the reference peer's, paired by round.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::meta::RunMeta;
+use crate::peers::PeerInfo;
+use crate::runner::{Row, Status};
+use crate::stats::{self, Ratio};
+
+pub const SCHEMA: u32 = 1;
+/// The peers every row is compared with.
+pub const REFERENCES: &[&str] = &["go", "tokio"];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeerStatus {
+    pub name: String,
+    pub available: bool,
+    pub reason: Option<String>,
+    pub path: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RowJson {
+    pub workload: String,
+    pub group: String,
+    pub peer: String,
+    pub command: String,
+    pub ok: bool,
+    /// `ok`, `failed` or `unsupported`.
+    pub status: String,
+    pub error: Option<String>,
+    pub result: Option<String>,
+    pub expected: String,
+    pub ops: Option<u64>,
+    pub size: u64,
+    pub workers: usize,
+    pub samples_ns: Vec<u64>,
+    pub median_ns: Option<f64>,
+    pub mean_ns: Option<f64>,
+    pub min_ns: Option<f64>,
+    pub max_ns: Option<f64>,
+    pub stddev_ns: Option<f64>,
+    pub mad_ns: Option<f64>,
+    /// Indices into `samples_ns` beyond median ± 3·MAD.
+    pub outliers: Vec<usize>,
+    pub ns_per_op: Option<f64>,
+    pub wall_ns: Vec<u64>,
+    pub user_ns: Vec<u64>,
+    pub sys_ns: Vec<u64>,
+    /// Largest peak RSS over the counted runs.
+    pub peak_rss_bytes: Option<u64>,
+    pub extra: BTreeMap<String, String>,
+    /// Reference peer → ratio of this row's times to its times.
+    pub ratios: BTreeMap<String, Ratio>,
+    // hyperfine-like, seconds
+    pub mean: Option<f64>,
+    pub stddev: Option<f64>,
+    pub median: Option<f64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub user: Option<f64>,
+    pub system: Option<f64>,
+    pub times: Vec<f64>,
+}
+
+impl RowJson {
+    pub fn samples_f64(&self) -> Vec<f64> {
+        self.samples_ns.iter().map(|&x| x as f64).collect()
+    }
+}
+
+/// spindle's ratios to one reference, summarised over every row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Geomean {
+    pub peer: String,
+    pub against: String,
+    pub geomean: f64,
+    pub rows: usize,
+    pub faster: usize,
+    pub slower: usize,
+    pub not_significant: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatestRun {
+    pub schema: u32,
+    #[serde(flatten)]
+    pub meta: RunMeta,
+    pub profile: String,
+    pub workers: usize,
+    pub warmup: u32,
+    pub runs: u32,
+    pub peers: Vec<PeerStatus>,
+    pub results: Vec<RowJson>,
+    pub summary: Vec<Geomean>,
+}
+
+impl LatestRun {
+    pub fn any_failed(&self) -> bool {
+        self.results.iter().any(|r| r.status == "failed")
+    }
+    pub fn row(&self, workload: &str, peer: &str) -> Option<&RowJson> {
+        self.results.iter().find(|r| r.workload == workload && r.peer == peer)
+    }
+}
+
+fn secs(ns: f64) -> f64 {
+    ns / 1e9
+}
+
+fn row_json(r: &Row) -> RowJson {
+    let (status, error) = match &r.status {
+        Status::Ok => ("ok", None),
+        Status::Failed(e) => ("failed", Some(e.clone())),
+        Status::Unsupported(e) => ("unsupported", Some(e.clone())),
+    };
+    let ok = r.ok() && !r.samples.is_empty();
+    let samples: Vec<u64> = if ok { r.samples.iter().map(|s| s.ns).collect() } else { Vec::new() };
+    let f: Vec<f64> = samples.iter().map(|&x| x as f64).collect();
+    let s = stats::summarize(&f);
+    let pick = |g: fn(&stats::Summary) -> f64| s.as_ref().map(g);
+    let mean_of = |v: Vec<u64>| (!v.is_empty()).then(|| v.iter().sum::<u64>() as f64 / v.len() as f64);
+    let user: Vec<u64> = if ok { r.samples.iter().map(|s| s.user_ns).collect() } else { Vec::new() };
+    let sys: Vec<u64> = if ok { r.samples.iter().map(|s| s.sys_ns).collect() } else { Vec::new() };
+    RowJson {
+        workload: r.workload.name.into(),
+        group: r.workload.group.into(),
+        peer: r.peer.clone(),
+        command: r.command.clone(),
+        ok,
+        status: if r.ok() && !ok { "failed".into() } else { status.into() },
+        error: if r.ok() && !ok { Some("no counted run".into()) } else { error },
+        result: r.result.clone(),
+        expected: r.expected.clone(),
+        ops: r.ops,
+        size: r.size,
+        workers: r.workers,
+        median_ns: pick(|s| s.median),
+        mean_ns: pick(|s| s.mean),
+        min_ns: pick(|s| s.min),
+        max_ns: pick(|s| s.max),
+        stddev_ns: pick(|s| s.stddev),
+        mad_ns: pick(|s| s.mad),
+        outliers: s.as_ref().map(|s| s.outliers.clone()).unwrap_or_default(),
+        ns_per_op: match (pick(|s| s.median), r.ops) {
+            (Some(m), Some(o)) if o > 0 && ok => Some(m / o as f64),
+            _ => None,
+        },
+        wall_ns: if ok { r.samples.iter().map(|s| s.wall_ns).collect() } else { Vec::new() },
+        peak_rss_bytes: if ok { r.samples.iter().map(|s| s.peak_rss_bytes).max() } else { None },
+        extra: r.extra.clone(),
+        ratios: BTreeMap::new(),
+        mean: pick(|s| s.mean).map(secs),
+        stddev: pick(|s| s.stddev).map(secs),
+        median: pick(|s| s.median).map(secs),
+        min: pick(|s| s.min).map(secs),
+        max: pick(|s| s.max).map(secs),
+        user: mean_of(user.clone()).map(secs),
+        system: mean_of(sys.clone()).map(secs),
+        times: f.iter().map(|&x| secs(x)).collect(),
+        user_ns: user,
+        sys_ns: sys,
+        samples_ns: samples,
+    }
+}
+
+/// Adds paired ratios to the reference peers, in place.
+pub fn add_ratios(rows: &mut [RowJson]) {
+    let refs: BTreeMap<(String, String), Vec<f64>> = rows
+        .iter()
+        .filter(|r| r.ok && REFERENCES.contains(&r.peer.as_str()))
+        .map(|r| ((r.workload.clone(), r.peer.clone()), r.samples_f64()))
+        .collect();
+    for r in rows.iter_mut().filter(|r| r.ok) {
+        for reference in REFERENCES {
+            if r.peer == *reference {
+                continue;
+            }
+            if let Some(b) = refs.get(&(r.workload.clone(), reference.to_string())) {
+                if let Some(ratio) = stats::paired_ratio(&r.samples_f64(), b) {
+                    r.ratios.insert(reference.to_string(), ratio);
+                }
+            }
+        }
+    }
+}
+
+/// Geometric mean of one peer's ratios to each reference.
+pub fn geomeans(rows: &[RowJson], peer: &str) -> Vec<Geomean> {
+    REFERENCES
+        .iter()
+        .filter(|r| **r != peer)
+        .filter_map(|reference| {
+            let ratios: Vec<Ratio> =
+                rows.iter().filter(|r| r.peer == peer).filter_map(|r| r.ratios.get(*reference).copied()).collect();
+            let g = stats::geomean(&ratios.iter().map(|r| r.ratio).collect::<Vec<_>>())?;
+            Some(Geomean {
+                peer: peer.into(),
+                against: reference.to_string(),
+                geomean: g,
+                rows: ratios.len(),
+                faster: ratios.iter().filter(|r| r.significant && r.ratio < 1.0).count(),
+                slower: ratios.iter().filter(|r| r.significant && r.ratio > 1.0).count(),
+                not_significant: ratios.iter().filter(|r| !r.significant).count(),
+            })
+        })
+        .collect()
+}
+
+pub struct RunSettings {
+    pub profile: String,
+    pub workers: usize,
+    pub warmup: u32,
+    pub runs: u32,
+}
+
+/// Analyses the runner's rows into the saved model.
+pub fn analyse(meta: RunMeta, settings: RunSettings, peers: &[PeerInfo], rows: &[Row]) -> LatestRun {
+    let mut results: Vec<RowJson> = rows.iter().map(row_json).collect();
+    add_ratios(&mut results);
+    let summary = geomeans(&results, "spindle");
+    LatestRun {
+        schema: SCHEMA,
+        meta,
+        profile: settings.profile,
+        workers: settings.workers,
+        warmup: settings.warmup,
+        runs: settings.runs,
+        peers: peers
+            .iter()
+            .map(|p| PeerStatus {
+                name: p.name.clone(),
+                available: p.available.is_ok(),
+                reason: p.available.as_ref().err().cloned(),
+                path: p.available.as_ref().ok().map(|x| x.path.display().to_string()),
+            })
+            .collect(),
+        results,
+        summary,
+    }
+}
+
+pub fn to_string(run: &LatestRun) -> String {
+    serde_json::to_string_pretty(run).expect("the model serialises")
+}
+
+pub fn read(path: &std::path::Path) -> Result<LatestRun, String> {
+    let s = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&s).map_err(|e| format!("{} is not a spindle-bench run: {e}", path.display()))
+}
+
+/// The `--json` output: one compact object per (workload, peer), a line each.
+pub fn json_lines(run: &LatestRun) -> String {
+    run.results.iter().map(|r| serde_json::to_string(r).expect("row serialises") + "\n").collect()
+}

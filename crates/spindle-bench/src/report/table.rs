@@ -1,0 +1,174 @@
+//! The terminal table printed at the end of a run.
+//!
+//! One line per (workload, peer) that ran: median time, spread, ns per op,
+//! peak RSS, ratio to Go and to Tokio (`~` when not significant), and
+//! outlier count. Failed rows say FAILED with the reason and show no time.
+//! Unsupported rows are counted, not listed (`list` shows why). Then the
+//! unavailable peers with their reasons and spindle's geometric means.
+
+use std::fmt::Write as _;
+
+use super::json::{LatestRun, RowJson, REFERENCES};
+
+/// `1.23 ms`, `456 µs`, `7.8 s`: three significant figures, no exponent.
+pub fn fmt_ns(ns: f64) -> String {
+    let (v, unit) = if ns >= 1e9 {
+        (ns / 1e9, "s")
+    } else if ns >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if ns >= 1e3 {
+        (ns / 1e3, "µs")
+    } else {
+        (ns, "ns")
+    };
+    let digits = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$} {unit}")
+}
+
+pub fn fmt_bytes(b: u64) -> String {
+    let b = b as f64;
+    if b >= 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2} GiB", b / (1024.0 * 1024.0 * 1024.0))
+    } else if b >= 1024.0 * 1024.0 {
+        format!("{:.1} MiB", b / (1024.0 * 1024.0))
+    } else {
+        format!("{:.0} KiB", b / 1024.0)
+    }
+}
+
+fn ratio_cell(r: &RowJson, reference: &str) -> String {
+    if r.peer == reference {
+        return "1".into();
+    }
+    r.ratios.get(reference).map(|x| x.display()).unwrap_or_else(|| "-".into())
+}
+
+/// Renders the whole table as text.
+pub fn render(run: &LatestRun) -> String {
+    let mut out = String::new();
+    let header = ["workload", "peer", "median", "±sd", "ns/op", "peak RSS", "vs go", "vs tokio", "note"];
+    let mut lines: Vec<[String; 9]> = Vec::new();
+    let mut unsupported = 0;
+    for r in &run.results {
+        match r.status.as_str() {
+            "unsupported" => unsupported += 1,
+            "failed" => lines.push([
+                r.workload.clone(),
+                r.peer.clone(),
+                "FAILED".into(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                r.error.clone().unwrap_or_default(),
+            ]),
+            _ => {
+                let med = r.median_ns.unwrap_or(0.0);
+                let sd = r.stddev_ns.unwrap_or(0.0);
+                let note = if r.outliers.is_empty() {
+                    String::new()
+                } else {
+                    format!("{} outlier(s)", r.outliers.len())
+                };
+                lines.push([
+                    r.workload.clone(),
+                    r.peer.clone(),
+                    fmt_ns(med),
+                    if med > 0.0 { format!("{:.1}%", 100.0 * sd / med) } else { "-".into() },
+                    r.ns_per_op.map(|x| format!("{x:.1}")).unwrap_or_default(),
+                    r.peak_rss_bytes.map(fmt_bytes).unwrap_or_default(),
+                    ratio_cell(r, REFERENCES[0]),
+                    ratio_cell(r, REFERENCES[1]),
+                    note,
+                ]);
+            }
+        }
+    }
+    let mut widths = header.map(str::len);
+    for l in &lines {
+        for (i, c) in l.iter().enumerate().take(8) {
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    let row = |cells: &[String]| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            let pad = if i < 8 { widths[i].saturating_sub(c.chars().count()) } else { 0 };
+            // Names left-aligned, numbers right-aligned.
+            if i < 2 || i == 8 {
+                s.push_str(c);
+                s.push_str(&" ".repeat(pad));
+            } else {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(c);
+            }
+            s.push_str("  ");
+        }
+        s.trim_end().to_string()
+    };
+    let _ = writeln!(
+        out,
+        "spindle-bench {} profile, {} workers, {} warm-up + {} runs; {} on {} ({} cores); commit {}",
+        run.profile,
+        run.workers,
+        run.warmup,
+        run.runs,
+        run.meta.date,
+        run.meta.machine.cpu_model,
+        run.meta.machine.cores,
+        &run.meta.git_commit[..run.meta.git_commit.len().min(12)]
+    );
+    let _ = writeln!(out, "{}", row(&header.map(String::from)));
+    let mut last = String::new();
+    for l in &lines {
+        if l[0] != last && !last.is_empty() {
+            out.push('\n');
+        }
+        last = l[0].clone();
+        let _ = writeln!(out, "{}", row(l));
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "ratios: this peer's time / the reference's, paired run by run, 95% bootstrap CI; <1 is faster; ~ = not significant"
+    );
+    if unsupported > 0 {
+        let _ = writeln!(out, "{unsupported} (workload, peer) rows unsupported by their peer (see `spindle-bench list`)");
+    }
+    for p in run.peers.iter().filter(|p| !p.available) {
+        let _ = writeln!(out, "peer {} unavailable: {}", p.name, p.reason.clone().unwrap_or_default());
+    }
+    for g in &run.summary {
+        let _ = writeln!(
+            out,
+            "{} vs {}: geometric mean {:.2}× over {} rows ({} faster, {} slower, {} ~)",
+            g.peer, g.against, g.geomean, g.rows, g.faster, g.slower, g.not_significant
+        );
+    }
+    let failed = run.results.iter().filter(|r| r.status == "failed").count();
+    if failed > 0 {
+        let _ = writeln!(out, "{failed} row(s) FAILED");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_times_and_sizes() {
+        assert_eq!(fmt_ns(1_234_567.0), "1.23 ms");
+        assert_eq!(fmt_ns(456_000.0), "456 µs");
+        assert_eq!(fmt_ns(12.0), "12.0 ns");
+        assert_eq!(fmt_ns(7.8e9), "7.80 s");
+        assert_eq!(fmt_bytes(3 * 1024 * 1024), "3.0 MiB");
+    }
+}

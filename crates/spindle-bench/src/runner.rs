@@ -1,0 +1,490 @@
+//! Running peers: one process per measured run, checked, and the suite loop.
+//!
+//! [`run_process`] starts a peer in its own process group, drains its stdout
+//! and stderr on two threads, and reaps it with `wait4` on a third, which
+//! gives the wall time (spawn to reap), user and system CPU time and peak RSS
+//! of that process alone. Past the time limit the whole process group gets
+//! SIGKILL and the run is reported as timed out.
+//!
+//! [`run_suite`] runs a plan: for each workload, a warm-up round and then the
+//! counted rounds, every peer once per round in the same order (round r:
+//! A B C…, then round r+1), so drift in the machine hits every peer alike.
+//!
+//! Invariants:
+//! - a row gets samples only from runs whose result line parsed, named the
+//!   workload and size asked for, and whose `result` equals the catalogue's
+//!   expected value; any other run fails the row, which then runs no more
+//!   and keeps no time (`samples` is emptied);
+//! - a peer that exits with status 3 marks the row unsupported, not failed;
+//! - every peer in a plan gets the same `workers`.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::peers::Peer;
+use crate::workloads::Workload;
+
+/// Exit status of a peer asked for a workload it cannot express.
+pub const EXIT_UNSUPPORTED: i32 = 3;
+
+/// How a peer process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+    TimedOut,
+}
+
+/// One finished process, measured from outside.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub exit: Exit,
+    pub stdout: String,
+    pub stderr: String,
+    pub wall_ns: u64,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub peak_rss_bytes: u64,
+}
+
+fn tv_ns(tv: libc::timeval) -> u64 {
+    tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000
+}
+
+/// Runs `bin args…` to completion or until `timeout`, measuring it.
+pub fn run_process(bin: &Path, args: &[String], timeout: Duration) -> std::io::Result<Outcome> {
+    let start = Instant::now();
+    let mut child = Command::new(bin)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()?;
+    let pid = child.id() as libc::pid_t;
+    let mut out = child.stdout.take().expect("piped stdout");
+    let mut err = child.stderr.take().expect("piped stderr");
+    let out_t = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = out.read_to_end(&mut s);
+        String::from_utf8_lossy(&s).into_owned()
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err.read_to_end(&mut s);
+        String::from_utf8_lossy(&s).into_owned()
+    });
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut status: libc::c_int = 0;
+        // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        loop {
+            // SAFETY: `pid` is our own unreaped child (std never waits for it:
+            // we never call `wait` on the `Child`); both out-pointers are valid.
+            let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+            if r == pid {
+                break;
+            }
+            if r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            let _ = tx.send(Err(std::io::Error::last_os_error()));
+            return;
+        }
+        let _ = tx.send(Ok((status, ru, start.elapsed())));
+    });
+    let mut timed_out = false;
+    let reaped = match rx.recv_timeout(timeout) {
+        Ok(r) => r,
+        Err(_) => {
+            timed_out = true;
+            // SAFETY: kill(2) on our child's process group; no memory involved.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+            rx.recv().map_err(|_| std::io::Error::other("wait thread vanished"))?
+        }
+    }?;
+    drop(child);
+    let (status, ru, wall) = reaped;
+    let exit = if timed_out {
+        Exit::TimedOut
+    } else if libc::WIFEXITED(status) {
+        Exit::Code(libc::WEXITSTATUS(status))
+    } else {
+        Exit::Signal(libc::WTERMSIG(status))
+    };
+    // A grandchild could keep a pipe open; don't wait for it forever.
+    let stdout = join_with_limit(out_t);
+    let stderr = join_with_limit(err_t);
+    Ok(Outcome {
+        exit,
+        stdout,
+        stderr,
+        wall_ns: wall.as_nanos() as u64,
+        user_ns: tv_ns(ru.ru_utime),
+        sys_ns: tv_ns(ru.ru_stime),
+        peak_rss_bytes: ru.ru_maxrss as u64 * 1024,
+    })
+}
+
+fn join_with_limit(t: std::thread::JoinHandle<String>) -> String {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !t.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    if t.is_finished() {
+        t.join().unwrap_or_default()
+    } else {
+        String::from("<output still open after exit>")
+    }
+}
+
+/// The last `lines` lines of a text, for error messages.
+pub fn tail(s: &str, lines: usize) -> String {
+    let v: Vec<&str> = s.trim_end().lines().collect();
+    v[v.len().saturating_sub(lines)..].join(" | ")
+}
+
+/// The parsed `SPINDLE-BENCH …` result line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResultLine {
+    pub workload: String,
+    pub peer: String,
+    pub size: u64,
+    pub workers: u64,
+    pub result: String,
+    pub ops: u64,
+    pub ns: u64,
+    pub extra: BTreeMap<String, String>,
+}
+
+/// Finds and parses the result line in a peer's stdout.
+pub fn parse_result_line(stdout: &str) -> Result<ResultLine, String> {
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("SPINDLE-BENCH ")).collect();
+    let line = match lines.as_slice() {
+        [one] => *one,
+        [] => return Err("no `SPINDLE-BENCH` result line on stdout".into()),
+        _ => return Err(format!("{} result lines on stdout, expected one", lines.len())),
+    };
+    let mut kv = BTreeMap::new();
+    for field in line.split_whitespace().skip(1) {
+        let (k, v) = field.split_once('=').ok_or_else(|| format!("field `{field}` is not key=value"))?;
+        kv.insert(k.to_string(), v.to_string());
+    }
+    let mut take = |k: &str| kv.remove(k).ok_or_else(|| format!("result line lacks `{k}=`"));
+    let num = |k: &str, v: String| v.parse::<u64>().map_err(|_| format!("`{k}={v}` is not a non-negative integer"));
+    let workload = take("workload")?;
+    let peer = take("peer")?;
+    let size = num("size", take("size")?)?;
+    let workers = num("workers", take("workers")?)?;
+    let result = take("result")?;
+    let ops = num("ops", take("ops")?)?;
+    let ns = num("ns", take("ns")?)?;
+    Ok(ResultLine { workload, peer, size, workers, result, ops, ns, extra: kv })
+}
+
+/// One counted run of a row.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Sample {
+    pub ns: u64,
+    pub wall_ns: u64,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub peak_rss_bytes: u64,
+}
+
+/// What became of a (workload, peer) row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "reason", rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    /// Wrong result, crash, time-out or malformed output. Never has a time.
+    Failed(String),
+    /// The peer says it cannot express this workload.
+    Unsupported(String),
+}
+
+/// One (workload, peer) row after the suite ran.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub workload: &'static Workload,
+    pub peer: String,
+    pub size: u64,
+    pub workers: usize,
+    pub status: Status,
+    pub expected: String,
+    pub result: Option<String>,
+    pub ops: Option<u64>,
+    pub samples: Vec<Sample>,
+    /// Extra keys of the last run's result line.
+    pub extra: BTreeMap<String, String>,
+    pub command: String,
+}
+
+impl Row {
+    pub fn ok(&self) -> bool {
+        self.status == Status::Ok
+    }
+    pub fn samples_ns(&self) -> Vec<f64> {
+        self.samples.iter().map(|s| s.ns as f64).collect()
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Each workload with the size it runs at.
+    pub workloads: Vec<(&'static Workload, u64)>,
+    pub peers: Vec<Peer>,
+    pub workers: usize,
+    pub warmup: u32,
+    pub runs: u32,
+    pub timeout: Duration,
+}
+
+/// Checks one run's outcome against what was asked; `Ok` carries the parsed line.
+pub fn check_run(
+    w: &Workload,
+    size: u64,
+    workers: usize,
+    expected: &str,
+    o: &Outcome,
+) -> Result<ResultLine, Status> {
+    let why = |msg: String| {
+        let t = tail(&o.stderr, 5);
+        Status::Failed(if t.is_empty() { msg } else { format!("{msg}; stderr: {t}") })
+    };
+    match &o.exit {
+        Exit::TimedOut => return Err(why("timed out".into())),
+        Exit::Signal(s) => return Err(why(format!("killed by signal {s}"))),
+        Exit::Code(EXIT_UNSUPPORTED) => {
+            let reason = o.stderr.trim();
+            return Err(Status::Unsupported(if reason.is_empty() { "unsupported".into() } else { tail(reason, 2) }));
+        }
+        Exit::Code(0) => {}
+        Exit::Code(c) => return Err(why(format!("exit status {c}"))),
+    }
+    let line = parse_result_line(&o.stdout).map_err(why)?;
+    if line.workload != w.name || line.size != size || line.workers != workers as u64 {
+        return Err(why(format!(
+            "result line answers workload={} size={} workers={}, asked {} {} {}",
+            line.workload, line.size, line.workers, w.name, size, workers
+        )));
+    }
+    if line.result != expected {
+        return Err(why(format!("wrong result: got {}, expected {}", line.result, expected)));
+    }
+    Ok(line)
+}
+
+/// Progress on stderr: one rewritten line on a terminal, a line per workload otherwise.
+pub struct Progress {
+    total: usize,
+    done: usize,
+    tty: bool,
+    started: Instant,
+    quiet: bool,
+}
+
+impl Progress {
+    pub fn new(total: usize, quiet: bool) -> Self {
+        Progress { total, done: 0, tty: std::io::stderr().is_terminal(), started: Instant::now(), quiet }
+    }
+    fn step(&mut self, what: &str) {
+        self.done += 1;
+        if self.tty && !self.quiet {
+            let mut e = std::io::stderr().lock();
+            let _ = write!(
+                e,
+                "\r\x1b[K[{:>4}/{}] {:>5.1}s {what}",
+                self.done,
+                self.total,
+                self.started.elapsed().as_secs_f64()
+            );
+            let _ = e.flush();
+        }
+    }
+    fn workload_done(&mut self, name: &str, rows: &[Row]) {
+        if self.quiet {
+            return;
+        }
+        let summary: Vec<String> = rows
+            .iter()
+            .map(|r| match &r.status {
+                Status::Ok => format!("{} ok", r.peer),
+                Status::Failed(_) => format!("{} FAILED", r.peer),
+                Status::Unsupported(_) => format!("{} n/a", r.peer),
+            })
+            .collect();
+        let mut e = std::io::stderr().lock();
+        let clear = if self.tty { "\r\x1b[K" } else { "" };
+        let _ = writeln!(
+            e,
+            "{clear}[{:>4}/{}] {:>5.1}s {name}: {}",
+            self.done,
+            self.total,
+            self.started.elapsed().as_secs_f64(),
+            summary.join(", ")
+        );
+    }
+}
+
+/// The peer command line for one run.
+pub fn peer_args(w: &Workload, size: u64, workers: usize) -> Vec<String> {
+    vec!["run".into(), w.name.into(), "--size".into(), size.to_string(), "--workers".into(), workers.to_string()]
+}
+
+fn command_string(bin: &Path, args: &[String]) -> String {
+    let mut s = bin.display().to_string();
+    for a in args {
+        s.push(' ');
+        s.push_str(a);
+    }
+    s
+}
+
+/// Runs the plan; returns one row per (workload, peer that lists it).
+pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
+    let rounds = plan.warmup + plan.runs;
+    let total: usize = plan
+        .workloads
+        .iter()
+        .map(|(w, _)| plan.peers.iter().filter(|p| p.lists(w.name)).count() * rounds as usize)
+        .sum();
+    let mut progress = Progress::new(total, quiet);
+    let mut all = Vec::new();
+    for &(w, size) in &plan.workloads {
+        let expected = (w.expected)(size, plan.workers);
+        let args = peer_args(w, size, plan.workers);
+        let mut rows: Vec<(PathBuf, Row)> = plan
+            .peers
+            .iter()
+            .map(|p| {
+                let status = match p.support(w.name) {
+                    Ok(()) => Status::Ok,
+                    Err(reason) => Status::Unsupported(reason),
+                };
+                let row = Row {
+                    workload: w,
+                    peer: p.name.clone(),
+                    size,
+                    workers: plan.workers,
+                    status,
+                    expected: expected.clone(),
+                    result: None,
+                    ops: None,
+                    samples: Vec::new(),
+                    extra: BTreeMap::new(),
+                    command: command_string(&p.path, &args),
+                };
+                (p.path.clone(), row)
+            })
+            .collect();
+        let done_before = progress.done;
+        let listed = rows.iter().filter(|(_, r)| r.ok()).count();
+        for round in 0..rounds {
+            for (bin, row) in rows.iter_mut() {
+                if !row.ok() {
+                    continue;
+                }
+                let phase = if round < plan.warmup {
+                    "warm-up".to_string()
+                } else {
+                    format!("run {}/{}", round - plan.warmup + 1, plan.runs)
+                };
+                progress.step(&format!("{} {} {phase}", w.name, row.peer));
+                let outcome = match run_process(bin, &args, plan.timeout) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        row.status = Status::Failed(format!("could not start {}: {e}", bin.display()));
+                        continue;
+                    }
+                };
+                match check_run(w, size, plan.workers, &expected, &outcome) {
+                    Ok(line) => {
+                        row.result = Some(line.result.clone());
+                        row.ops = Some(line.ops);
+                        row.extra = line.extra.clone();
+                        if round >= plan.warmup {
+                            row.samples.push(Sample {
+                                ns: line.ns,
+                                wall_ns: outcome.wall_ns,
+                                user_ns: outcome.user_ns,
+                                sys_ns: outcome.sys_ns,
+                                peak_rss_bytes: outcome.peak_rss_bytes,
+                            });
+                        }
+                    }
+                    Err(status) => {
+                        if let Status::Failed(_) = status {
+                            row.result = parse_result_line(&outcome.stdout).ok().map(|l| l.result);
+                        }
+                        row.status = status;
+                        row.samples.clear();
+                    }
+                }
+            }
+        }
+        // Rows that stopped early skipped their remaining steps; count them done.
+        progress.done = done_before + listed * rounds as usize;
+        let rows: Vec<Row> = rows.into_iter().map(|(_, r)| r).collect();
+        progress.workload_done(w.name, &rows);
+        all.extend(rows);
+    }
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_result_line_with_extras() {
+        let out = "noise\nSPINDLE-BENCH workload=blocking_pressure peer=go size=20 workers=2 result=160 ops=160 ns=123456 beats=95 due=100\n";
+        let l = parse_result_line(out).unwrap();
+        assert_eq!(l.workload, "blocking_pressure");
+        assert_eq!((l.size, l.workers, l.ops, l.ns), (20, 2, 160, 123456));
+        assert_eq!(l.result, "160");
+        assert_eq!(l.extra.get("beats").map(String::as_str), Some("95"));
+        assert_eq!(l.extra.len(), 2);
+    }
+
+    #[test]
+    fn rejects_malformed_result_lines() {
+        assert!(parse_result_line("nothing here").unwrap_err().contains("no `SPINDLE-BENCH`"));
+        let e = parse_result_line("SPINDLE-BENCH workload=x peer=p size=1 workers=1 result=1 ops=1").unwrap_err();
+        assert!(e.contains("ns"), "{e}");
+        let e = parse_result_line("SPINDLE-BENCH workload=x peer=p size=-1 workers=1 result=1 ops=1 ns=1")
+            .unwrap_err();
+        assert!(e.contains("size=-1"), "{e}");
+        let two = "SPINDLE-BENCH workload=x peer=p size=1 workers=1 result=1 ops=1 ns=1\n".repeat(2);
+        assert!(parse_result_line(&two).unwrap_err().contains("2 result lines"));
+    }
+
+    #[test]
+    fn measures_a_process_from_outside() {
+        let o = run_process(Path::new("/bin/sh"), &["-c".into(), "echo hi; echo oops >&2; exit 4".into()], Duration::from_secs(10))
+            .unwrap();
+        assert_eq!(o.exit, Exit::Code(4));
+        assert_eq!(o.stdout.trim(), "hi");
+        assert_eq!(o.stderr.trim(), "oops");
+        assert!(o.wall_ns > 0 && o.peak_rss_bytes > 0);
+    }
+
+    #[test]
+    fn kills_a_process_past_its_time_limit() {
+        let t = Instant::now();
+        let o = run_process(Path::new("/bin/sh"), &["-c".into(), "sleep 20".into()], Duration::from_millis(200)).unwrap();
+        assert_eq!(o.exit, Exit::TimedOut);
+        assert!(t.elapsed() < Duration::from_secs(10));
+    }
+}
