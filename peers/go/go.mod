@@ -1,0 +1,3 @@
+module spindle/peers/go
+
+go 1.26

@@ -1,0 +1,626 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// run runs one workload with GOMAXPROCS = workers (1 for fork_inline), set
+// before the clock starts.
+func run(name string, n uint64, workers int) (outcome, error) {
+	procs := workers
+	if name == "fork_inline" {
+		procs = 1
+	}
+	runtime.GOMAXPROCS(procs)
+	switch name {
+	case "skynet":
+		return timed(func() uint64 {
+			c := make(chan uint64, 1)
+			go skynet(c, 0, n)
+			return <-c
+		}), nil
+	case "pingpong":
+		return timed(func() uint64 { return pingpong(n) }), nil
+	case "fanout":
+		return timed(func() uint64 { return fanout(n) }), nil
+	case "fib":
+		return timed(func() uint64 { return inGoroutine(func() uint64 { return fib(n) }) }), nil
+	case "fib_par":
+		return timed(func() uint64 { return fibPar(n) }), nil
+	case "sum_squares":
+		return timed(func() uint64 { return inGoroutine(func() uint64 { return sumSquares(n) }) }), nil
+	case "primes":
+		return timed(func() uint64 { return inGoroutine(func() uint64 { return countPrimes(n) }) }), nil
+	case "chan_single":
+		return timed(func() uint64 { return inGoroutine(func() uint64 { return chanSingle(n) }) }), nil
+	case "chan_buffered":
+		return timed(func() uint64 { return producerConsumer(n, chanCapacity, ident, ident) }), nil
+	case "chan_unbuffered":
+		return timed(func() uint64 { return producerConsumer(n, 0, ident, ident) }), nil
+	case "async_trivial", "spawn_10k", "spawn_100k", "spawn_1m":
+		return timed(func() uint64 { return spawnBatches(n, max(n, 1)) }), nil
+	case "async_compute":
+		return timed(func() uint64 { return asyncCompute(n) }), nil
+	case "block_all":
+		return timed(func() uint64 { return spawnBatches(n, blockAllBatch) }), nil
+	case "spawn_nursery":
+		return timed(func() uint64 { return spawnBatches(n, nurseryBatch) }), nil
+	case "spawn_sequential", "fork_inline":
+		return timed(func() uint64 { return forkSequential(n) }), nil
+	case "blocking_pressure":
+		return blockingPressure(n, workers), nil
+	case "live_1m":
+		return timed(func() uint64 { return live(n) }), nil
+	case "fizzbuzz_pipeline", "fizzbuzz_pipeline_zc":
+		zc := name == "fizzbuzz_pipeline_zc"
+		start := time.Now()
+		r := fizzbuzz(n, zc)
+		return outcome{result: r.String(), elapsed: time.Since(start)}, nil
+	case "fork_pool":
+		return timed(func() uint64 { return forkPool(n, workers) }), nil
+	}
+	if k := selectArity(name); k == 1 || k == 2 || k == 4 {
+		return timed(func() uint64 { return selectK(n, k) }), nil
+	}
+	switch payloadBytes(name) {
+	case 4:
+		return timed(func() uint64 { return payloadRow(n, mk4, val4) }), nil
+	case 16:
+		return timed(func() uint64 { return payloadRow(n, mk16, val16) }), nil
+	case 256:
+		return timed(func() uint64 { return payloadRow(n, mk256, val256) }), nil
+	case 1024:
+		return timed(func() uint64 { return payloadRow(n, mk1024, val1024) }), nil
+	}
+	if c, d, ok := pipelineShape(name); ok {
+		return timed(func() uint64 { return pipeline(n, c, d) }), nil
+	}
+	return outcome{}, fmt.Errorf("`%s` is not a workload of the catalogue", name)
+}
+
+// timed runs f on the monotonic clock: the timed region of every row.
+func timed(f func() uint64) outcome {
+	start := time.Now()
+	r := f()
+	return numeric(r, time.Since(start))
+}
+
+func ident(v uint64) uint64 { return v }
+
+// inGoroutine runs f in one spawned goroutine and waits for its result.
+func inGoroutine(f func() uint64) uint64 {
+	c := make(chan uint64, 1)
+	go func() { c <- f() }()
+	return <-c
+}
+
+// skynet: a goroutine per node; a parent starts its 10 children and sums
+// what they send on its channel; a leaf sends its id.
+func skynet(out chan<- uint64, id, size uint64) {
+	if size == 1 {
+		out <- id
+		return
+	}
+	child := size / skynetFanout
+	c := make(chan uint64, skynetFanout)
+	for i := range uint64(skynetFanout) {
+		go skynet(c, id+i*child, child)
+	}
+	var sum uint64
+	for range skynetFanout {
+		sum += <-c
+	}
+	out <- sum
+}
+
+func fib(n uint64) uint64 {
+	if n < 2 {
+		return n
+	}
+	return fib(n-1) + fib(n-2)
+}
+
+// fibPar: both halves in goroutines while n > 20, plain recursion below.
+func fibPar(n uint64) uint64 {
+	if n <= fibParCutoff {
+		return fib(n)
+	}
+	var a, b uint64
+	var wg sync.WaitGroup
+	wg.Go(func() { a = fibPar(n - 1) })
+	wg.Go(func() { b = fibPar(n - 2) })
+	wg.Wait()
+	return a + b
+}
+
+// sumSquares: 1² + … + n²; n is a run-time value, so the loop stays a loop.
+func sumSquares(n uint64) uint64 {
+	var sum uint64
+	for i := uint64(1); i <= n; i++ {
+		sum += i * i
+	}
+	return sum
+}
+
+// countPrimes counts the primes ≤ n by trial division.
+func countPrimes(n uint64) uint64 {
+	var count uint64
+	for k := uint64(2); k <= n; k++ {
+		prime := true
+		for d := uint64(2); d*d <= k; d++ {
+			if k%d == 0 {
+				prime = false
+				break
+			}
+		}
+		if prime {
+			count++
+		}
+	}
+	return count
+}
+
+// pingpong: pinger and ponger goroutines over two capacity-1 channels.
+func pingpong(n uint64) uint64 {
+	ping := make(chan uint64, pingpongCapacity)
+	pong := make(chan uint64, pingpongCapacity)
+	go func() {
+		for k := range ping {
+			pong <- k
+		}
+		close(pong)
+	}()
+	return inGoroutine(func() uint64 {
+		var sum uint64
+		for k := range n {
+			ping <- k
+			sum += <-pong
+		}
+		close(ping)
+		return sum
+	})
+}
+
+// fanout: a producer goroutine, 100 worker goroutines on one channel of 1024.
+func fanout(n uint64) uint64 {
+	c := make(chan uint64, fanoutCapacity)
+	sums := make(chan uint64, fanoutWorkers)
+	for range fanoutWorkers {
+		go func() {
+			var sum uint64
+			for v := range c {
+				sum += v
+			}
+			sums <- sum
+		}()
+	}
+	go func() {
+		for v := uint64(1); v <= n; v++ {
+			c <- v
+		}
+		close(c)
+	}()
+	var sum uint64
+	for range fanoutWorkers {
+		sum += <-sums
+	}
+	return sum
+}
+
+// chanSingle: one goroutine sends 1000 then receives 1000, repeated.
+func chanSingle(n uint64) uint64 {
+	c := make(chan uint64, chanCapacity)
+	var sum, next uint64
+	for next < n {
+		end := min(next+chanCapacity, n)
+		for v := next; v < end; v++ {
+			c <- v
+		}
+		for range end - next {
+			sum += <-c
+		}
+		next = end
+	}
+	return sum
+}
+
+// producerConsumer: a producer goroutine sends mk(i) for i in 0..n on a
+// channel of capacity cp; a consumer goroutine sums val(msg).
+func producerConsumer[T any](n uint64, cp int, mk func(uint64) T, val func(T) uint64) uint64 {
+	c := make(chan T, cp)
+	go func() {
+		for i := range n {
+			c <- mk(i)
+		}
+		close(c)
+	}()
+	return inGoroutine(func() uint64 {
+		var sum uint64
+		for m := range c {
+			sum += val(m)
+		}
+		return sum
+	})
+}
+
+// payloadRow: chan_buffered with [B]byte messages by value.
+func payloadRow[T any](n uint64, mk func(uint64) T, val func(*T) uint64) uint64 {
+	return producerConsumer(n, chanCapacity, mk, func(m T) uint64 { return val(&m) })
+}
+
+// fillPayload writes index i as a little-endian u32 and fills the rest with byte(i).
+func fillPayload(m []byte, i uint64) {
+	for j := range m {
+		m[j] = byte(i)
+	}
+	binary.LittleEndian.PutUint32(m, uint32(i))
+}
+
+// payloadValue reads the index back, checking the last byte.
+func payloadValue(m []byte) uint64 {
+	i := binary.LittleEndian.Uint32(m)
+	last := byte(i)
+	if len(m) == 4 {
+		last = byte(i >> 24) // the u32's top byte: no filler
+	}
+	if m[len(m)-1] != last {
+		panic(fmt.Sprintf("payload %d: last byte corrupt", i))
+	}
+	return uint64(i)
+}
+
+func mk4(i uint64) (m [4]byte)       { fillPayload(m[:], i); return }
+func mk16(i uint64) (m [16]byte)     { fillPayload(m[:], i); return }
+func mk256(i uint64) (m [256]byte)   { fillPayload(m[:], i); return }
+func mk1024(i uint64) (m [1024]byte) { fillPayload(m[:], i); return }
+func val4(m *[4]byte) uint64         { return payloadValue(m[:]) }
+func val16(m *[16]byte) uint64       { return payloadValue(m[:]) }
+func val256(m *[256]byte) uint64     { return payloadValue(m[:]) }
+func val1024(m *[1024]byte) uint64   { return payloadValue(m[:]) }
+
+// spawnBatches: batches of goroutines (goroutine i stores i in its slot),
+// each batch awaited with a WaitGroup before the next; the driver sums the
+// slots. async_trivial and spawn_* are one batch of n.
+func spawnBatches(n, batch uint64) uint64 {
+	slots := make([]uint64, min(batch, n))
+	var sum uint64
+	for start := uint64(0); start < n; start += batch {
+		part := slots[:min(batch, n-start)]
+		var wg sync.WaitGroup
+		for j := range part {
+			wg.Go(func() { part[j] = start + uint64(j) })
+		}
+		wg.Wait()
+		for _, v := range part {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// asyncCompute: goroutine i sums i + j for j < 100, yielding once at j = 50.
+func asyncCompute(n uint64) uint64 {
+	slots := make([]uint64, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			var sum uint64
+			for j := range uint64(asyncComputeSteps) {
+				if j == asyncComputeYieldAt {
+					runtime.Gosched()
+				}
+				sum += i + j
+			}
+			slots[i] = sum
+		})
+	}
+	wg.Wait()
+	var sum uint64
+	for _, v := range slots {
+		sum += v
+	}
+	return sum
+}
+
+// forkSequential (spawn_sequential, fork_inline): start a goroutine that
+// returns i on a channel, wait for it, repeat.
+func forkSequential(n uint64) uint64 {
+	c := make(chan uint64, 1)
+	var sum uint64
+	for i := range n {
+		go func() { c <- i }()
+		sum += <-c
+	}
+	return sum
+}
+
+// forkPool: W driver goroutines; driver d forks the children i ≡ d (mod W)
+// one at a time.
+func forkPool(n uint64, workers int) uint64 {
+	sums := make(chan uint64, workers)
+	for d := range uint64(workers) {
+		go func() {
+			c := make(chan uint64, 1)
+			var sum uint64
+			for i := d; i < n; i += uint64(workers) {
+				go func() { c <- i }()
+				sum += <-c
+			}
+			sums <- sum
+		}()
+	}
+	var sum uint64
+	for range workers {
+		sum += <-sums
+	}
+	return sum
+}
+
+// live: n goroutines each parked on its own capacity-1 channel; once all
+// have started the driver sends i to goroutine i; each stores what it got.
+func live(n uint64) uint64 {
+	chans := make([]chan uint64, n)
+	slots := make([]uint64, n)
+	var started, done sync.WaitGroup
+	started.Add(int(n))
+	for i := range n {
+		c := make(chan uint64, 1)
+		chans[i] = c
+		done.Go(func() {
+			started.Done()
+			slots[i] = <-c
+		})
+	}
+	started.Wait()
+	for i, c := range chans {
+		c <- uint64(i)
+	}
+	done.Wait()
+	var sum uint64
+	for _, v := range slots {
+		sum += v
+	}
+	return sum
+}
+
+// nanosleep makes one real blocking 1 ms nanosleep(2) call, resuming after EINTR.
+func nanosleep() {
+	ts := syscall.NsecToTimespec(int64(blockingSleep))
+	for {
+		var rem syscall.Timespec
+		if err := syscall.Nanosleep(&ts, &rem); err != syscall.EINTR {
+			return
+		}
+		ts = rem
+	}
+}
+
+// blockingPressure: 4·W goroutines each make n blocking 1 ms nanosleep
+// syscalls (time.Sleep would park the goroutine, not block); a heartbeat
+// goroutine sleeps 1 ms with time.Sleep in a loop and counts its ticks until
+// the blockers are done.
+func blockingPressure(n uint64, workers int) outcome {
+	start := time.Now()
+	var done atomic.Bool
+	beats := make(chan uint64, 1)
+	go func() {
+		var b uint64
+		for !done.Load() {
+			time.Sleep(blockingSleep)
+			b++
+		}
+		beats <- b
+	}()
+	calls := make(chan uint64, blockers(workers))
+	for range blockers(workers) {
+		go func() {
+			var c uint64
+			for range n {
+				nanosleep()
+				c++
+			}
+			calls <- c
+		}()
+	}
+	var total uint64
+	for range blockers(workers) {
+		total += <-calls
+	}
+	done.Store(true)
+	b := <-beats
+	elapsed := time.Since(start)
+	o := numeric(total, elapsed)
+	o.extra = []kv{{"beats", strconv.FormatUint(b, 10)}, {"due", strconv.FormatInt(elapsed.Milliseconds(), 10)}}
+	return o
+}
+
+// selectK: k producer goroutines, producer p sending p·(n/k) + j on its own
+// channel of 1000; one consumer selects over the k channels until all are
+// closed. Unused and closed channels are nil, which a select never picks.
+func selectK(n uint64, k int) uint64 {
+	per := n / uint64(k)
+	var cs [4]chan uint64
+	for p := range k {
+		c := make(chan uint64, chanCapacity)
+		cs[p] = c
+		go func() {
+			for j := range per {
+				c <- uint64(p)*per + j
+			}
+			close(c)
+		}()
+	}
+	return inGoroutine(func() uint64 {
+		var sum uint64
+		for open := k; open > 0; {
+			select {
+			case v, ok := <-cs[0]:
+				if !ok {
+					cs[0], open = nil, open-1
+				}
+				sum += v
+			case v, ok := <-cs[1]:
+				if !ok {
+					cs[1], open = nil, open-1
+				}
+				sum += v
+			case v, ok := <-cs[2]:
+				if !ok {
+					cs[2], open = nil, open-1
+				}
+				sum += v
+			case v, ok := <-cs[3]:
+				if !ok {
+					cs[3], open = nil, open-1
+				}
+				sum += v
+			}
+		}
+		return sum
+	})
+}
+
+// pipeline: C chain goroutines run their share of the n executions one after
+// another; an execution starts D stage goroutines, stage k holding stage
+// k−1's result channel (its handle), waiting on it and sending its value + 1.
+func pipeline(n, chains, depth uint64) uint64 {
+	sums := make(chan uint64, chains)
+	for c := range chains {
+		runs := chainShare(n, chains, c)
+		go func() {
+			var sum uint64
+			for range runs {
+				first := make(chan uint64, 1)
+				go func() { first <- 1 }()
+				stage := first
+				for range depth - 1 {
+					prev, next := stage, make(chan uint64, 1)
+					go func() { next <- <-prev + 1 }()
+					stage = next
+				}
+				sum += <-stage
+			}
+			sums <- sum
+		}()
+	}
+	var sum uint64
+	for range chains {
+		sum += <-sums
+	}
+	return sum
+}
+
+// FizzBuzz classes.
+const (
+	classValue uint8 = iota
+	classFizz
+	classBuzz
+	classFizzBuzz
+)
+
+func classify(v uint64) uint8 {
+	switch {
+	case v%15 == 0:
+		return classFizzBuzz
+	case v%3 == 0:
+		return classFizz
+	case v%5 == 0:
+		return classBuzz
+	}
+	return classValue
+}
+
+type fizzCounts [4]uint64
+
+func (c fizzCounts) String() string {
+	return fmt.Sprintf("F:%d,B:%d,FB:%d,V:%d", c[classFizz], c[classBuzz], c[classFizzBuzz], c[classValue])
+}
+
+// fizzbuzz: generator → worker → logger goroutines. Messages travel in
+// batches of half a channel; each link is a channel of two batches (a full
+// channel's worth) and buffers return upstream on recycle channels, so the
+// hot path allocates nothing.
+//   - copy (double buffer): the worker writes classes into a separate class
+//     buffer and hands the value buffer back;
+//   - zero-copy: the worker overwrites each value with its class in place and
+//     forwards the same buffer.
+func fizzbuzz(n uint64, zeroCopy bool) fizzCounts {
+	const link = 2 // batches per link: the whole channel
+	const pool = 4 // buffers per pool: two in the link, one at each end
+	batch := fizzbuzzBatch(n)
+	free := make(chan []uint64, pool)
+	classFree := make(chan []uint8, pool)
+	for range pool {
+		free <- make([]uint64, 0, batch)
+		if !zeroCopy {
+			classFree <- make([]uint8, 0, batch)
+		}
+	}
+	values := make(chan []uint64, link)
+	go func() {
+		for next := uint64(1); next <= n; {
+			buf := (<-free)[:0]
+			end := min(next+uint64(batch)-1, n)
+			for v := next; v <= end; v++ {
+				buf = append(buf, v)
+			}
+			next = end + 1
+			values <- buf
+		}
+		close(values)
+	}()
+	counts := make(chan fizzCounts, 1)
+	if zeroCopy {
+		out := make(chan []uint64, link)
+		go func() {
+			for buf := range values {
+				for i, v := range buf {
+					buf[i] = uint64(classify(v))
+				}
+				out <- buf
+			}
+			close(out)
+		}()
+		go func() {
+			var c fizzCounts
+			for buf := range out {
+				for _, cl := range buf {
+					c[cl&3]++
+				}
+				free <- buf
+			}
+			counts <- c
+		}()
+	} else {
+		out := make(chan []uint8, link)
+		go func() {
+			for vals := range values {
+				classes := (<-classFree)[:0]
+				for _, v := range vals {
+					classes = append(classes, classify(v))
+				}
+				free <- vals
+				out <- classes
+			}
+			close(out)
+		}()
+		go func() {
+			var c fizzCounts
+			for classes := range out {
+				for _, cl := range classes {
+					c[cl&3]++
+				}
+				classFree <- classes
+			}
+			counts <- c
+		}()
+	}
+	return <-counts
+}
