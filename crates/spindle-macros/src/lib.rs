@@ -1,1 +1,184 @@
-//! `#[spindle::main]` and `#[spindle::test]` (filled in with the runtime core).
+//! `#[spindle::main]` and `#[spindle::test]`: run an `async fn` on a fresh
+//! runtime.
+//!
+//! ```ignore
+//! #[spindle::main]                       // multi-thread, default workers
+//! async fn main() { .. }
+//!
+//! #[spindle::main(workers = 4)]
+//! #[spindle::test(flavor = "current_thread")]
+//! ```
+//!
+//! Written on `proc_macro` alone (no syn/quote) to keep builds fast: the
+//! item's tokens are kept as they are, except that `async` is removed from
+//! the signature and the body is wrapped in `block_on(async move { .. })`.
+
+use proc_macro::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
+
+/// Runs `async fn main` on a spindle runtime.
+///
+/// Arguments: `workers = N`, `flavor = "multi_thread" | "current_thread"`.
+#[proc_macro_attribute]
+pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand(args, item, false)
+}
+
+/// Runs an `async fn` test on a fresh spindle runtime (current-thread by
+/// default, like a unit test; `flavor = "multi_thread"` and `workers = N`
+/// are accepted).
+#[proc_macro_attribute]
+pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand(args, item, true)
+}
+
+struct Config {
+    workers: Option<String>,
+    current_thread: bool,
+}
+
+fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)> {
+    let mut cfg = Config {
+        workers: None,
+        current_thread: is_test,
+    };
+    let tokens: Vec<TokenTree> = args.into_iter().collect();
+    let mut i = 0;
+    while i < tokens.len() {
+        let key = match &tokens[i] {
+            TokenTree::Ident(id) => id.clone(),
+            other => {
+                return Err((
+                    other.span(),
+                    "expected `workers = N` or `flavor = \"...\"`".into(),
+                ))
+            }
+        };
+        match tokens.get(i + 1) {
+            Some(TokenTree::Punct(p)) if p.as_char() == '=' => {}
+            _ => return Err((key.span(), format!("expected `=` after `{key}`"))),
+        }
+        let value = match tokens.get(i + 2) {
+            Some(TokenTree::Literal(l)) => l.clone(),
+            _ => return Err((key.span(), format!("expected a value after `{key} =`"))),
+        };
+        match key.to_string().as_str() {
+            "workers" => {
+                let v = value.to_string();
+                match v.parse::<usize>() {
+                    Ok(n) if n > 0 => cfg.workers = Some(v),
+                    _ => {
+                        return Err((
+                            value.span(),
+                            format!("`workers` must be a positive integer, got {v}"),
+                        ))
+                    }
+                }
+                if !is_test {
+                    cfg.current_thread = false;
+                }
+            }
+            "flavor" => {
+                match value.to_string().as_str() {
+                    "\"multi_thread\"" => cfg.current_thread = false,
+                    "\"current_thread\"" => cfg.current_thread = true,
+                    other => return Err((
+                        value.span(),
+                        format!(
+                            "unknown flavor {other}: use \"multi_thread\" or \"current_thread\""
+                        ),
+                    )),
+                }
+            }
+            other => {
+                return Err((
+                    key.span(),
+                    format!("unknown argument `{other}`: use `workers` or `flavor`"),
+                ))
+            }
+        }
+        i += 3;
+        if let Some(TokenTree::Punct(p)) = tokens.get(i) {
+            if p.as_char() == ',' {
+                i += 1;
+            }
+        }
+    }
+    if cfg.current_thread && cfg.workers.is_some() {
+        return Err((
+            Span::call_site(),
+            "`workers` needs flavor = \"multi_thread\"".into(),
+        ));
+    }
+    Ok(cfg)
+}
+
+fn expand(args: TokenStream, item: TokenStream, is_test: bool) -> TokenStream {
+    let cfg = match parse_args(args, is_test) {
+        Ok(c) => c,
+        Err((span, msg)) => return compile_error(span, &msg),
+    };
+    let mut tokens: Vec<TokenTree> = item.into_iter().collect();
+    let Some(async_pos) = tokens
+        .iter()
+        .position(|t| matches!(t, TokenTree::Ident(i) if i.to_string() == "async"))
+    else {
+        let span = tokens.first().map_or(Span::call_site(), |t| t.span());
+        return compile_error(span, "#[spindle::main]/#[spindle::test] need an `async fn`");
+    };
+    tokens.remove(async_pos);
+    let Some(TokenTree::Group(body)) = tokens.pop() else {
+        return compile_error(Span::call_site(), "expected a function body");
+    };
+    if body.delimiter() != Delimiter::Brace {
+        return compile_error(body.span(), "expected a function body");
+    }
+    let builder = match (&cfg.workers, cfg.current_thread) {
+        (_, true) => "::spindle::Builder::new_current_thread()".to_string(),
+        (Some(n), false) => format!("::spindle::Builder::new_multi_thread().workers({n})"),
+        (None, false) => "::spindle::Builder::new_multi_thread()".to_string(),
+    };
+    let runner: TokenStream = format!(
+        "{builder}.build().unwrap_or_else(|e| panic!(\"failed to start the spindle runtime: {{}}\", e)).block_on"
+    )
+    .parse()
+    .expect("valid tokens");
+    let mut async_block = TokenStream::new();
+    async_block.extend([
+        TokenTree::Ident(Ident::new("async", body.span())),
+        TokenTree::Ident(Ident::new("move", body.span())),
+        TokenTree::Group(body.clone()),
+    ]);
+    let mut call = runner;
+    call.extend([TokenTree::Group(Group::new(
+        Delimiter::Parenthesis,
+        async_block,
+    ))]);
+    let mut new_body = Group::new(Delimiter::Brace, call);
+    new_body.set_span(body.span());
+    let mut out = TokenStream::new();
+    if is_test {
+        out.extend(
+            "#[::core::prelude::v1::test]"
+                .parse::<TokenStream>()
+                .expect("valid tokens"),
+        );
+    }
+    out.extend(tokens);
+    out.extend([TokenTree::Group(new_body)]);
+    out
+}
+
+fn compile_error(span: Span, msg: &str) -> TokenStream {
+    let mut ts: TokenStream = format!("::core::compile_error!({msg:?});")
+        .parse()
+        .expect("valid tokens");
+    ts = ts
+        .into_iter()
+        .map(|mut t| {
+            t.set_span(span);
+            t
+        })
+        .collect();
+    let _ = Punct::new(';', Spacing::Alone);
+    ts
+}

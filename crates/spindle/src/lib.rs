@@ -1,5 +1,44 @@
 //! spindle: an M:N work-stealing runtime for millions of lightweight tasks.
+//!
+//! ```
+//! let rt = spindle::Runtime::new().unwrap();
+//! let sum = rt.block_on(async {
+//!     let handles: Vec<_> = (0..1000u64).map(|i| spindle::spawn(async move { i })).collect();
+//!     let mut sum = 0;
+//!     for h in handles {
+//!         sum += h.await.unwrap();
+//!     }
+//!     sum
+//! });
+//! assert_eq!(sum, 499_500);
+//! ```
+//!
+//! - Tasks are stackless futures in one allocation each (`task/`), scheduled
+//!   by a work-stealing scheduler (`sched/multi_thread.rs`) or on the calling
+//!   thread (`sched/current_thread.rs`).
+//! - [`JoinHandle`]: await the output as `Result<T, JoinError>`; panics are
+//!   caught there. Dropping a handle **detaches** the task.
+//! - [`scope`]: structured concurrency; [`join_all`], [`race`], [`when_n`];
+//!   [`CancellationToken`].
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod cancel;
+pub mod chan;
+mod combinators;
 pub(crate) mod loom;
+mod runtime;
+mod sched;
+mod scope;
+pub mod task;
+mod yield_now;
+
+pub use cancel::{CancellationToken, Cancelled};
+pub use combinators::{join_all, race, when_n, JoinAll, Race, WhenN};
+pub use runtime::{BuildError, Builder, Flavor, Runtime};
+pub use sched::metrics::{RuntimeMetrics, WorkerMetrics};
+pub use sched::{spawn, EnterGuard, Handle};
+pub use scope::{scope, try_scope, Scope, ScopeError};
+pub use spindle_macros::{main, test};
+pub use task::{AbortHandle, AbortOnDrop, JoinError, JoinHandle};
+pub use yield_now::{yield_now, YieldNow};

@@ -30,7 +30,6 @@ pub(crate) use std::{
         atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering},
         Arc, Condvar, Mutex, MutexGuard,
     },
-    thread,
 };
 
 #[cfg(not(loom))]

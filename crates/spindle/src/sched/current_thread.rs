@@ -1,0 +1,265 @@
+//! The current-thread scheduler: every task runs on the thread that calls
+//! `block_on`, nothing runs between `block_on` calls (as Tokio's
+//! `current_thread` and Coflux's `noop_executor`).
+//!
+//! The driving thread holds the `Core` (a plain FIFO: nobody steals) while it
+//! is inside `block_on`. Wakes on that thread push to the core; wakes and
+//! spawns from other threads go through the injector and unpark the driver.
+//! A second thread calling `block_on` at the same time waits for the core.
+//!
+//! Every `EVENT_INTERVAL` tasks the driver polls the `block_on` future if it
+//! was woken, and every `GLOBAL_POLL_INTERVAL` tasks it takes from the
+//! injector first, so neither can starve behind a busy local queue.
+
+use super::inject::Inject;
+use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
+use super::park::Parker;
+use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
+use crate::loom::{lock, Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering::*};
+use crate::task::registry::Registry;
+use crate::task::{JoinHandle, Notified, RawTask, Schedule};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Wake, Waker};
+
+const EVENT_INTERVAL: u32 = 61;
+const GLOBAL_POLL_INTERVAL: u32 = 31;
+
+pub(crate) struct Shared {
+    inject: Inject,
+    registry: Registry,
+    /// Unparked by remote schedules and by the `block_on` future's waker.
+    driver: Arc<Parker>,
+    core: Mutex<Option<Box<Core>>>,
+    core_free: Condvar,
+    counters: WorkerCounters,
+    remote_schedules: AtomicU64,
+}
+
+pub(crate) struct Core {
+    queue: VecDeque<Notified>,
+    tick: u32,
+}
+
+/// The driving thread's state while inside `block_on`; `CORE` points here.
+pub(crate) struct DriverCtx {
+    shared: Arc<Shared>,
+    core: RefCell<Option<Box<Core>>>,
+}
+
+impl Shared {
+    pub(crate) fn new() -> Arc<Shared> {
+        Arc::new(Shared {
+            inject: Inject::new(),
+            registry: Registry::new(1),
+            driver: Arc::new(Parker::new()),
+            core: Mutex::new(Some(Box::new(Core {
+                queue: VecDeque::with_capacity(256),
+                tick: 0,
+            }))),
+            core_free: Condvar::new(),
+            counters: WorkerCounters::default(),
+            remote_schedules: AtomicU64::new(0),
+        })
+    }
+
+    fn schedule_remote(&self, task: Notified) {
+        self.remote_schedules.fetch_add(1, Relaxed);
+        match self.inject.push(task) {
+            Ok(()) => self.driver.unpark(),
+            Err(task) => task.cancel_now(),
+        }
+    }
+
+    pub(crate) fn metrics(&self) -> RuntimeMetrics {
+        let depth = lock(&self.core).as_ref().map_or(0, |c| c.queue.len());
+        RuntimeMetrics {
+            flavor: "current_thread",
+            workers: vec![self.counters.snapshot(0, depth)],
+            remote_schedules: self.remote_schedules.load(Relaxed),
+            injector_depth: self.inject.len(),
+            registered_tasks: self.registry.len(),
+            sleeping_workers: 0,
+        }
+    }
+
+    /// Cancels everything: the queued tasks, the idle ones, the injected ones.
+    pub(crate) fn shutdown(&self) {
+        // Take the core out, so that wakes from destructors go to the injector.
+        let core = lock(&self.core).take();
+        if let Some(mut core) = core {
+            while let Some(t) = core.queue.pop_front() {
+                drop(t); // cancels it
+            }
+        }
+        loop {
+            let idle = self.registry.close();
+            let queued = self.inject.close();
+            if idle.is_empty() && queued.is_empty() {
+                break;
+            }
+            for t in idle {
+                t.shutdown();
+                t.drop_ref();
+            }
+            drop(queued);
+        }
+    }
+}
+
+impl Schedule for Arc<Shared> {
+    fn schedule(&self, task: Notified) {
+        if let CoreRef::Current(d) = current_core() {
+            // SAFETY: CORE points to a live context (set by its guard).
+            let d = unsafe { &*d };
+            if Arc::ptr_eq(&d.shared, self) {
+                if let Ok(mut core) = d.core.try_borrow_mut() {
+                    if let Some(core) = core.as_mut() {
+                        bump(&self.counters.local_schedules, 1);
+                        core.queue.push_back(task);
+                        return;
+                    }
+                }
+            }
+        }
+        self.schedule_remote(task);
+    }
+
+    fn yield_now(&self, task: Notified) {
+        self.schedule(task);
+    }
+
+    fn register(&self, task: RawTask) -> Option<u32> {
+        self.registry.insert(task, 0)
+    }
+
+    fn unregister(&self, task: RawTask, shard: u32) -> bool {
+        self.registry.remove(task, shard)
+    }
+}
+
+pub(crate) fn spawn<F>(shared: &Arc<Shared>, future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let (notified, raw) = RawTask::allocate(future, shared.clone());
+    bump(&shared.counters.spawns, 1);
+    shared.schedule(notified);
+    JoinHandle::new(raw)
+}
+
+impl DriverCtx {
+    pub(crate) fn handle(&self) -> Handle {
+        Handle {
+            inner: HandleInner::Current(self.shared.clone()),
+        }
+    }
+
+    pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        spawn(&self.shared, future)
+    }
+
+    /// Runs up to `EVENT_INTERVAL` tasks; returns how many ran.
+    fn run_batch(&self) -> u32 {
+        let shared = &self.shared;
+        let mut ran = 0;
+        while ran < EVENT_INTERVAL {
+            let task = {
+                let mut guard = self.core.borrow_mut();
+                let core = guard.as_mut().expect("driver core went missing");
+                core.tick = core.tick.wrapping_add(1);
+                if core.tick % GLOBAL_POLL_INTERVAL == 0 {
+                    shared.inject.pop().or_else(|| core.queue.pop_front())
+                } else {
+                    core.queue.pop_front().or_else(|| {
+                        // Move a batch from the injector in one lock.
+                        let mut batch = shared.inject.pop_n(128).into_iter();
+                        let first = batch.next();
+                        core.queue.extend(batch);
+                        first
+                    })
+                }
+            };
+            let Some(task) = task else { break };
+            bump(&shared.counters.polls, 1);
+            task.run();
+            ran += 1;
+        }
+        ran
+    }
+}
+
+struct MainWaker {
+    woken: AtomicBool,
+    driver: Arc<Parker>,
+}
+
+impl Wake for MainWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+        // Release pairs with the driver's Acquire swap: whatever the waker
+        // did before waking is visible to the next poll.
+        self.woken.store(true, Release);
+        self.driver.unpark();
+    }
+}
+
+/// `Runtime::block_on` for this flavour.
+pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output {
+    let core = {
+        let mut slot = lock(&shared.core);
+        loop {
+            if let Some(core) = slot.take() {
+                break core;
+            }
+            slot = shared
+                .core_free
+                .wait(slot)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    };
+    let ctx = DriverCtx {
+        shared: shared.clone(),
+        core: RefCell::new(Some(core)),
+    };
+    // Give the core back however we leave (a panic in the future included).
+    struct Release<'a>(&'a DriverCtx);
+    impl Drop for Release<'_> {
+        fn drop(&mut self) {
+            let core = self.0.core.borrow_mut().take();
+            *lock(&self.0.shared.core) = core;
+            self.0.shared.core_free.notify_one();
+        }
+    }
+    let _release = Release(&ctx);
+    let _guard = CoreGuard::enter(CoreRef::Current(&ctx));
+
+    let main = std::sync::Arc::new(MainWaker {
+        woken: AtomicBool::new(true),
+        driver: shared.driver.clone(),
+    });
+    let waker = Waker::from(main.clone());
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        if main.woken.swap(false, Acquire) {
+            if let Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+                return v;
+            }
+        }
+        let ran = ctx.run_batch();
+        if ran == 0 && !main.woken.load(Acquire) {
+            bump(&shared.counters.parks, 1);
+            shared.driver.park();
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Per-worker counters and the runtime's metrics snapshot.
+//!
+//! Each worker's counters are written only by that worker, with a plain
+//! load-and-store (no read-modify-write, no lock prefix), and read by anyone
+//! with Relaxed loads: a snapshot is a consistent-enough view for telemetry,
+//! never used for synchronisation.
+
+use crate::loom::{AtomicU64, Ordering::Relaxed};
+
+#[derive(Default)]
+pub(crate) struct WorkerCounters {
+    pub(crate) polls: AtomicU64,
+    pub(crate) spawns: AtomicU64,
+    pub(crate) local_schedules: AtomicU64,
+    pub(crate) steals: AtomicU64,
+    pub(crate) steal_ops: AtomicU64,
+    pub(crate) parks: AtomicU64,
+    pub(crate) lifo_hits: AtomicU64,
+    pub(crate) overflows: AtomicU64,
+    pub(crate) injector_pops: AtomicU64,
+}
+
+/// Increments a counter owned by the calling worker.
+#[inline(always)]
+pub(crate) fn bump(c: &AtomicU64, n: u64) {
+    c.store(c.load(Relaxed).wrapping_add(n), Relaxed);
+}
+
+impl WorkerCounters {
+    pub(crate) fn snapshot(&self, index: usize, queue_depth: usize) -> WorkerMetrics {
+        WorkerMetrics {
+            index,
+            polls: self.polls.load(Relaxed),
+            spawns: self.spawns.load(Relaxed),
+            local_schedules: self.local_schedules.load(Relaxed),
+            steals: self.steals.load(Relaxed),
+            steal_operations: self.steal_ops.load(Relaxed),
+            parks: self.parks.load(Relaxed),
+            lifo_hits: self.lifo_hits.load(Relaxed),
+            overflows: self.overflows.load(Relaxed),
+            injector_pops: self.injector_pops.load(Relaxed),
+            queue_depth,
+        }
+    }
+}
+
+/// One worker's counters, since the runtime started.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WorkerMetrics {
+    /// Worker number (0-based).
+    pub index: usize,
+    /// Task polls run on this worker.
+    pub polls: u64,
+    /// Tasks spawned by code running on this worker.
+    pub spawns: u64,
+    /// Tasks this worker scheduled onto its own queue or LIFO slot.
+    pub local_schedules: u64,
+    /// Tasks this worker stole from others.
+    pub steals: u64,
+    /// Successful steal operations (each moves up to half a queue).
+    pub steal_operations: u64,
+    /// Times the worker went to sleep.
+    pub parks: u64,
+    /// Tasks run straight from the LIFO slot.
+    pub lifo_hits: u64,
+    /// Times the local queue was full and half of it moved to the injector.
+    pub overflows: u64,
+    /// Tasks taken from the injector.
+    pub injector_pops: u64,
+    /// Tasks in the local queue when the snapshot was taken.
+    pub queue_depth: usize,
+}
+
+/// A snapshot of the whole runtime (`Runtime::metrics`).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct RuntimeMetrics {
+    /// `"multi_thread"` or `"current_thread"`.
+    pub flavor: &'static str,
+    /// Per worker (one for current-thread).
+    pub workers: Vec<WorkerMetrics>,
+    /// Tasks scheduled from outside any worker (`Handle::spawn`, wakes from other threads).
+    pub remote_schedules: u64,
+    /// Tasks waiting in the global injector.
+    pub injector_depth: usize,
+    /// Tasks that have gone idle at least once and are not finished yet.
+    pub registered_tasks: usize,
+    /// Workers asleep now.
+    pub sleeping_workers: usize,
+}
+
+impl RuntimeMetrics {
+    /// Sum of one counter over all workers.
+    pub fn total(&self, f: impl Fn(&WorkerMetrics) -> u64) -> u64 {
+        self.workers.iter().map(f).sum()
+    }
+}

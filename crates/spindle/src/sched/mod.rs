@@ -1,0 +1,189 @@
+//! Schedulers: the multi-thread work-stealing one (`multi_thread.rs`) and the
+//! current-thread one (`current_thread.rs`), with what they share: the local
+//! ring (`queue.rs`), the injector (`inject.rs`), the sleep/wake protocol
+//! (`idle.rs`, `park.rs`) and metrics (`metrics.rs`).
+//!
+//! Thread-local context: `CORE` says which scheduler core (if any) this
+//! thread is running right now, so that spawns and wakes from a task go to
+//! the local queue without any lock; `HANDLE` says which runtime `spawn`
+//! talks to on a thread that runs no core (inside `block_on`, `Runtime::enter`).
+
+pub(crate) mod current_thread;
+pub(crate) mod idle;
+pub(crate) mod inject;
+pub(crate) mod metrics;
+pub(crate) mod multi_thread;
+pub(crate) mod park;
+pub(crate) mod queue;
+
+use crate::loom::Arc;
+use crate::task::JoinHandle;
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+
+/// Which scheduler core this thread runs now.
+#[derive(Clone, Copy)]
+pub(crate) enum CoreRef {
+    None,
+    Multi(*const multi_thread::WorkerCtx),
+    Current(*const current_thread::DriverCtx),
+}
+
+thread_local! {
+    static CORE: Cell<CoreRef> = const { Cell::new(CoreRef::None) };
+    static HANDLE: RefCell<Option<Handle>> = const { RefCell::new(None) };
+}
+
+pub(crate) fn current_core() -> CoreRef {
+    CORE.try_with(|c| c.get()).unwrap_or(CoreRef::None)
+}
+
+/// Sets `CORE` for the guard's life, restoring the previous value after.
+pub(crate) struct CoreGuard(CoreRef);
+
+impl CoreGuard {
+    pub(crate) fn enter(core: CoreRef) -> CoreGuard {
+        CoreGuard(CORE.with(|c| c.replace(core)))
+    }
+}
+
+impl Drop for CoreGuard {
+    fn drop(&mut self) {
+        let _ = CORE.try_with(|c| c.set(self.0));
+    }
+}
+
+/// Sets `HANDLE` for the guard's life (see `Runtime::enter`).
+pub struct EnterGuard {
+    prev: Option<Handle>,
+}
+
+pub(crate) fn enter(handle: Handle) -> EnterGuard {
+    EnterGuard {
+        prev: HANDLE.with(|h| h.borrow_mut().replace(handle)),
+    }
+}
+
+impl Drop for EnterGuard {
+    fn drop(&mut self) {
+        let prev = self.prev.take();
+        let _ = HANDLE.try_with(|h| *h.borrow_mut() = prev);
+    }
+}
+
+impl std::fmt::Debug for EnterGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EnterGuard")
+    }
+}
+
+/// A cheap, cloneable reference to a runtime: spawn onto it from any thread.
+#[derive(Clone)]
+pub struct Handle {
+    pub(crate) inner: HandleInner,
+}
+
+#[derive(Clone)]
+pub(crate) enum HandleInner {
+    Multi(Arc<multi_thread::Spawner>),
+    Current(Arc<current_thread::Shared>),
+}
+
+impl Handle {
+    /// The runtime this thread is inside (a worker, `block_on`, or
+    /// `Runtime::enter`).
+    ///
+    /// # Panics
+    /// Outside any runtime; see [`Handle::try_current`].
+    pub fn current() -> Handle {
+        Handle::try_current().unwrap_or_else(|| panic!("{}", NO_RUNTIME))
+    }
+
+    /// The runtime this thread is inside, if any.
+    pub fn try_current() -> Option<Handle> {
+        match current_core() {
+            // SAFETY: CORE points to a context that outlives the guard that set it.
+            CoreRef::Multi(w) => Some(unsafe { &*w }.handle()),
+            // SAFETY: as above.
+            CoreRef::Current(d) => Some(unsafe { &*d }.handle()),
+            CoreRef::None => HANDLE.try_with(|h| h.borrow().clone()).ok().flatten(),
+        }
+    }
+
+    /// Spawns a task onto this runtime, from any thread (inside it or not).
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        match &self.inner {
+            HandleInner::Multi(s) => multi_thread::spawn(s, future),
+            HandleInner::Current(s) => current_thread::spawn(s, future),
+        }
+    }
+
+    /// Runtime counters (see [`crate::RuntimeMetrics`]).
+    pub fn metrics(&self) -> metrics::RuntimeMetrics {
+        match &self.inner {
+            HandleInner::Multi(s) => s.shared().metrics(),
+            HandleInner::Current(s) => s.metrics(),
+        }
+    }
+
+    /// Makes `spawn` on this thread go to this runtime until the guard drops.
+    pub fn enter(&self) -> EnterGuard {
+        enter(self.clone())
+    }
+}
+
+impl std::fmt::Debug for Handle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let flavor = match self.inner {
+            HandleInner::Multi(_) => "multi_thread",
+            HandleInner::Current(_) => "current_thread",
+        };
+        f.debug_struct("Handle").field("flavor", &flavor).finish()
+    }
+}
+
+pub(crate) const NO_RUNTIME: &str = "spindle::spawn called outside a spindle runtime: \
+     run this code inside `Runtime::block_on` (or `#[spindle::main]`), \
+     or spawn through a `spindle::Handle` with `handle.spawn(..)`";
+
+/// Spawns a task onto the runtime this code runs in.
+///
+/// On a worker the task goes to that worker's own queue (no lock); from
+/// inside `block_on` or `Runtime::enter` it goes through the injector.
+///
+/// # Panics
+/// Outside any runtime: use `Runtime::block_on` or `Handle::spawn`.
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    match current_core() {
+        // SAFETY: CORE points to a context that outlives the guard that set it.
+        CoreRef::Multi(w) => unsafe { &*w }.spawn(future),
+        // SAFETY: as above.
+        CoreRef::Current(d) => unsafe { &*d }.spawn(future),
+        CoreRef::None => match HANDLE.try_with(|h| h.borrow().clone()).ok().flatten() {
+            Some(h) => h.spawn(future),
+            None => panic!("{}", NO_RUNTIME),
+        },
+    }
+}
+
+/// Panics if this thread runs a scheduler core or is inside `block_on`:
+/// blocking it would stall every task queued behind it.
+pub(crate) fn assert_not_in_runtime(what: &str) {
+    let inside = !matches!(current_core(), CoreRef::None)
+        || HANDLE.try_with(|h| h.borrow().is_some()).unwrap_or(false);
+    if inside {
+        panic!(
+            "{what} called from inside a spindle runtime (a worker thread or another \
+             block_on): it would block the thread that drives tasks. Use `.await` instead, \
+             or call it from a plain thread."
+        );
+    }
+}

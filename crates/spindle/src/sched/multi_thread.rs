@@ -1,0 +1,480 @@
+//! The multi-thread work-stealing scheduler.
+//!
+//! Each worker thread owns a `Core`: a LIFO slot (the task most recently
+//! woken or spawned by this worker, run next for cache warmth and to keep
+//! message-passing pairs on one worker), a fixed-size local ring (`queue.rs`)
+//! and counters. A worker looks for work in this order:
+//!
+//! 1. every `GLOBAL_POLL_INTERVAL` ticks, the injector first (fairness: tasks
+//!    scheduled from outside cannot starve behind a busy local queue);
+//! 2. the LIFO slot, at most `MAX_LIFO_POLLS` times in a row (then the task
+//!    goes to the back of the ring, so a ping-pong pair cannot starve the rest);
+//! 3. its ring; 4. a batch from the injector;
+//! 5. stealing half of another worker's ring, as one of at most half the
+//!    workers searching (`idle.rs`), spinning a few rounds before
+//! 6. parking (`idle.rs` has the protocol, `docs/sleep-wake.md` the proof).
+//!
+//! Tasks hold an `Arc<Spawner>` of the worker that spawned them rather than
+//! the shared state itself, so that spawning and freeing tasks on different
+//! workers do not fight over one reference count.
+
+use super::idle::Idle;
+use super::inject::Inject;
+use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
+use super::park::Parker;
+use super::queue::{self, Local, Steal, Stealer};
+use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
+use crate::loom::{spin_loop, Arc, AtomicBool, AtomicU64, CachePadded, Ordering::*};
+use crate::task::registry::Registry;
+use crate::task::{JoinHandle, Notified, RawTask, Schedule};
+use std::cell::RefCell;
+use std::future::Future;
+
+/// Ticks between injector-first polls (a prime, so it does not beat with
+/// batch sizes).
+const GLOBAL_POLL_INTERVAL: u32 = 61;
+/// Consecutive LIFO-slot polls before the slot's task yields to the ring.
+const MAX_LIFO_POLLS: u32 = 3;
+/// Rounds of stealing before a worker parks.
+const SPIN_ROUNDS: u32 = 4;
+
+pub(crate) struct Shared {
+    remotes: Box<[Remote]>,
+    pub(crate) inject: Inject,
+    idle: Idle,
+    pub(crate) registry: Registry,
+    shutdown: AtomicBool,
+    remote_schedules: AtomicU64,
+}
+
+/// What other threads may touch of a worker.
+struct Remote {
+    stealer: Stealer,
+    parker: Parker,
+    counters: CachePadded<WorkerCounters>,
+}
+
+/// The scheduler hook each task holds (`raw.rs`'s `S`).
+pub(crate) struct Spawner {
+    shared: Arc<Shared>,
+    /// The worker this spawner belongs to; `usize::MAX` for outside threads.
+    index: usize,
+}
+
+/// A worker thread's state, on its stack; `CORE` points here while it runs.
+pub(crate) struct WorkerCtx {
+    spawner: Arc<Spawner>,
+    /// The runtime's spawner for outside threads, for `Handle::current`.
+    external: Arc<Spawner>,
+    index: usize,
+    /// The core, while a task runs (taken out by the run loop otherwise).
+    core: RefCell<Option<Box<Core>>>,
+}
+
+pub(crate) struct Core {
+    lifo: Option<Notified>,
+    queue: Local,
+    tick: u32,
+    lifo_polls: u32,
+    is_searching: bool,
+    rng: u32,
+}
+
+impl Shared {
+    fn is_shutdown(&self) -> bool {
+        self.shutdown.load(Acquire)
+    }
+
+    fn notify_parked(&self) {
+        if let Some(i) = self.idle.worker_to_notify() {
+            self.remotes[i].parker.unpark();
+        }
+    }
+
+    /// After the last searcher parks: is there work anybody should wake for?
+    fn notify_if_work_pending(&self) {
+        let pending = !self.inject.is_empty() || self.remotes.iter().any(|r| !r.stealer.is_empty());
+        if pending {
+            self.notify_parked();
+        }
+    }
+
+    fn schedule_remote(&self, task: Notified) {
+        self.remote_schedules.fetch_add(1, Relaxed);
+        match self.inject.push(task) {
+            Ok(()) => self.notify_parked(),
+            Err(task) => task.cancel_now(), // shut down: nobody will run it
+        }
+    }
+
+    pub(crate) fn metrics(&self) -> RuntimeMetrics {
+        RuntimeMetrics {
+            flavor: "multi_thread",
+            workers: self
+                .remotes
+                .iter()
+                .enumerate()
+                .map(|(i, r)| r.counters.snapshot(i, r.stealer.len()))
+                .collect(),
+            remote_schedules: self.remote_schedules.load(Relaxed),
+            injector_depth: self.inject.len(),
+            registered_tasks: self.registry.len(),
+            sleeping_workers: self.idle.num_sleeping(),
+        }
+    }
+
+    /// Stops the workers (they drain and cancel their own queues on exit).
+    pub(crate) fn begin_shutdown(&self) {
+        self.shutdown.store(true, SeqCst);
+        for r in self.remotes.iter() {
+            r.parker.unpark();
+        }
+    }
+
+    /// Cancels every task still alive: registered (idle) ones and queued ones.
+    /// Call after the workers have stopped.
+    pub(crate) fn cancel_all(&self) {
+        loop {
+            let idle = self.registry.close();
+            let queued = self.inject.close();
+            if idle.is_empty() && queued.is_empty() {
+                break;
+            }
+            for t in idle {
+                t.shutdown();
+                t.drop_ref(); // the registry's reference
+            }
+            drop(queued); // dropping a Notified cancels it
+        }
+    }
+}
+
+impl Schedule for Arc<Spawner> {
+    fn schedule(&self, task: Notified) {
+        schedule(&self.shared, task, false);
+    }
+
+    fn yield_now(&self, task: Notified) {
+        schedule(&self.shared, task, true);
+    }
+
+    fn register(&self, task: RawTask) -> Option<u32> {
+        let hint = match current_core() {
+            // SAFETY: CORE points to a live context (set by its guard).
+            CoreRef::Multi(w) => unsafe { &*w }.index,
+            _ => self.index,
+        };
+        self.shared.registry.insert(task, hint)
+    }
+
+    fn unregister(&self, task: RawTask, shard: u32) -> bool {
+        self.shared.registry.remove(task, shard)
+    }
+}
+
+/// Schedules on this thread's core when it is a worker of `shared`,
+/// otherwise through the injector.
+fn schedule(shared: &Arc<Shared>, task: Notified, is_yield: bool) {
+    if let CoreRef::Multi(w) = current_core() {
+        // SAFETY: CORE points to a live context (set by its guard).
+        let w = unsafe { &*w };
+        if Arc::ptr_eq(&w.spawner.shared, shared) {
+            if let Ok(mut core) = w.core.try_borrow_mut() {
+                if let Some(core) = core.as_mut() {
+                    return w.schedule_local(core, task, is_yield);
+                }
+            }
+        }
+    }
+    shared.schedule_remote(task);
+}
+
+/// `Handle::spawn` for this flavour.
+pub(crate) fn spawn<F>(spawner: &Arc<Spawner>, future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if let CoreRef::Multi(w) = current_core() {
+        // SAFETY: CORE points to a live context (set by its guard).
+        let w = unsafe { &*w };
+        if Arc::ptr_eq(&w.spawner.shared, &spawner.shared) {
+            return w.spawn(future);
+        }
+    }
+    let (notified, raw) = RawTask::allocate(future, spawner.clone());
+    spawner.shared.schedule_remote(notified);
+    JoinHandle::new(raw)
+}
+
+impl WorkerCtx {
+    pub(crate) fn handle(&self) -> Handle {
+        Handle {
+            inner: HandleInner::Multi(self.external.clone()),
+        }
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.spawner.shared
+    }
+
+    fn counters(&self) -> &WorkerCounters {
+        &self.shared().remotes[self.index].counters
+    }
+
+    pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let (notified, raw) = RawTask::allocate(future, self.spawner.clone());
+        bump(&self.counters().spawns, 1);
+        match self.core.try_borrow_mut() {
+            Ok(mut core) if core.is_some() => {
+                self.schedule_local(core.as_mut().unwrap(), notified, false)
+            }
+            _ => self.shared().schedule_remote(notified),
+        }
+        JoinHandle::new(raw)
+    }
+
+    fn schedule_local(&self, core: &mut Core, task: Notified, is_yield: bool) {
+        bump(&self.counters().local_schedules, 1);
+        let to_ring = if is_yield {
+            Some(task)
+        } else {
+            core.lifo.replace(task)
+        };
+        if let Some(task) = to_ring {
+            if core.queue.push_back(task, &self.shared().inject) {
+                bump(&self.counters().overflows, 1);
+            }
+            // Work others may steal: wake a sleeper if nobody is searching.
+            self.shared().notify_parked();
+        }
+    }
+
+    fn run(&self, mut core: Box<Core>) -> Box<Core> {
+        while !self.shared().is_shutdown() {
+            core.tick = core.tick.wrapping_add(1);
+            if let Some(task) = self.next_task(&mut core) {
+                core = self.run_task(core, task);
+                continue;
+            }
+            if let Some(task) = self.steal_work(&mut core) {
+                core = self.run_task(core, task);
+                continue;
+            }
+            core = self.park(core);
+        }
+        core
+    }
+
+    fn next_task(&self, core: &mut Core) -> Option<Notified> {
+        if core.tick % GLOBAL_POLL_INTERVAL == 0 {
+            if let Some(t) = self.shared().inject.pop() {
+                bump(&self.counters().injector_pops, 1);
+                return Some(t);
+            }
+        }
+        if let Some(t) = core.lifo.take() {
+            return Some(t);
+        }
+        if let Some(t) = core.queue.pop() {
+            return Some(t);
+        }
+        self.take_from_inject(core)
+    }
+
+    /// Takes a fair share of the injector: one task to run, the rest into the ring.
+    fn take_from_inject(&self, core: &mut Core) -> Option<Notified> {
+        let inject = &self.shared().inject;
+        if inject.is_empty() {
+            return None;
+        }
+        let share = inject.len() / self.shared().remotes.len() + 1;
+        let n = share
+            .min(core.queue.remaining())
+            .min(queue::CAPACITY / 2)
+            .max(1);
+        let mut batch = inject.pop_n(n).into_iter();
+        let first = batch.next()?;
+        bump(&self.counters().injector_pops, 1 + batch.len() as u64);
+        for t in batch {
+            core.queue.push_back(t, inject);
+        }
+        Some(first)
+    }
+
+    fn run_task(&self, mut core: Box<Core>, task: Notified) -> Box<Core> {
+        if core.is_searching {
+            core.is_searching = false;
+            if self.shared().idle.worker_from_searching() {
+                // The last searcher found work: there may be more.
+                self.shared().notify_parked();
+            }
+        }
+        core.lifo_polls = 0;
+        let counters = self.counters();
+        bump(&counters.polls, 1);
+        *self.core.borrow_mut() = Some(core);
+        task.run();
+        loop {
+            let mut core = self
+                .core
+                .borrow_mut()
+                .take()
+                .expect("worker core went missing");
+            let Some(task) = core.lifo.take() else {
+                return core;
+            };
+            if core.lifo_polls >= MAX_LIFO_POLLS {
+                if core.queue.push_back(task, &self.shared().inject) {
+                    bump(&counters.overflows, 1);
+                }
+                self.shared().notify_parked();
+                return core;
+            }
+            core.lifo_polls += 1;
+            bump(&counters.lifo_hits, 1);
+            bump(&counters.polls, 1);
+            *self.core.borrow_mut() = Some(core);
+            task.run();
+        }
+    }
+
+    fn steal_work(&self, core: &mut Core) -> Option<Notified> {
+        let shared = self.shared();
+        if !core.is_searching {
+            if !shared.idle.worker_to_searching() {
+                return None;
+            }
+            core.is_searching = true;
+        }
+        let n = shared.remotes.len();
+        for _ in 0..SPIN_ROUNDS {
+            let start = core.next_rand() as usize % n;
+            for i in 0..n {
+                let victim = (start + i) % n;
+                if victim == self.index {
+                    continue;
+                }
+                match shared.remotes[victim].stealer.steal_into(&mut core.queue) {
+                    Ok((task, stolen)) => {
+                        bump(&self.counters().steals, stolen as u64);
+                        bump(&self.counters().steal_ops, 1);
+                        return Some(task);
+                    }
+                    Err(Steal::Retry | Steal::Empty) => {}
+                }
+            }
+            if let Some(t) = self.take_from_inject(core) {
+                return Some(t);
+            }
+            if shared.is_shutdown() {
+                return None;
+            }
+            for _ in 0..32 {
+                spin_loop();
+            }
+        }
+        None
+    }
+
+    fn park(&self, core: Box<Core>) -> Box<Core> {
+        let mut core = core;
+        if core.lifo.is_some() || !core.queue.is_empty() {
+            return core;
+        }
+        let shared = self.shared();
+        let was_last_searcher = shared.idle.worker_to_parked(self.index, core.is_searching);
+        core.is_searching = false;
+        if was_last_searcher {
+            shared.notify_if_work_pending();
+        }
+        bump(&self.counters().parks, 1);
+        shared.remotes[self.index].parker.park();
+        core.is_searching = shared.idle.worker_from_parked(self.index);
+        core
+    }
+}
+
+impl Core {
+    fn next_rand(&mut self) -> u32 {
+        // xorshift32: only spreads steal attempts across victims.
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        self.rng = x;
+        x
+    }
+}
+
+/// Builds the shared state and one core per worker.
+pub(crate) fn build(workers: usize) -> (Arc<Shared>, Vec<Box<Core>>) {
+    let mut remotes = Vec::with_capacity(workers);
+    let mut cores = Vec::with_capacity(workers);
+    for i in 0..workers {
+        let (local, stealer) = queue::local();
+        remotes.push(Remote {
+            stealer,
+            parker: Parker::new(),
+            counters: CachePadded(WorkerCounters::default()),
+        });
+        cores.push(Box::new(Core {
+            lifo: None,
+            queue: local,
+            tick: 0,
+            lifo_polls: 0,
+            is_searching: false,
+            rng: 0x9E37_79B9u32.wrapping_mul(i as u32 + 1) | 1,
+        }));
+    }
+    let shared = Arc::new(Shared {
+        remotes: remotes.into_boxed_slice(),
+        inject: Inject::new(),
+        idle: Idle::new(workers),
+        registry: Registry::new(workers * 4),
+        shutdown: AtomicBool::new(false),
+        remote_schedules: AtomicU64::new(0),
+    });
+    (shared, cores)
+}
+
+/// The spawner outside threads use (`Handle::spawn`, `block_on`).
+pub(crate) fn external_spawner(shared: &Arc<Shared>) -> Arc<Spawner> {
+    Arc::new(Spawner {
+        shared: shared.clone(),
+        index: usize::MAX,
+    })
+}
+
+impl Spawner {
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+}
+
+/// A worker thread's body.
+pub(crate) fn run_worker(external: Arc<Spawner>, index: usize, core: Box<Core>) {
+    let spawner = Arc::new(Spawner {
+        shared: external.shared.clone(),
+        index,
+    });
+    let ctx = WorkerCtx {
+        spawner,
+        external,
+        index,
+        core: RefCell::new(None),
+    };
+    let _guard = CoreGuard::enter(CoreRef::Multi(&ctx));
+    let mut core = ctx.run(core);
+    // Shutdown: cancel what is left here. Cancelling runs destructors that
+    // may wake other tasks; with the core out of `ctx`, those go to the
+    // injector, which the runtime drains after every worker has stopped.
+    drop(core.lifo.take());
+    while let Some(t) = core.queue.pop() {
+        drop(t);
+    }
+}

@@ -1,0 +1,163 @@
+//! `JoinHandle<T>`: await a task's output; `abort` it; ask if it finished.
+//!
+//! **Dropping a `JoinHandle` detaches the task** (as in Tokio and
+//! `std::thread`): it runs on to completion and its output is dropped. Use
+//! [`JoinHandle::abort`] to cancel, [`JoinHandle::abort_on_drop`] to tie the
+//! task's life to a value, or [`crate::scope`] for structured lifetimes.
+
+use super::error::JoinError;
+use super::raw::RawTask;
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// An owned permission to await a task's output (see the module docs for the
+/// drop rule: dropping detaches).
+#[must_use = "dropping a JoinHandle detaches the task; await it, or call `abort`"]
+pub struct JoinHandle<T> {
+    raw: RawTask,
+    _output: PhantomData<T>,
+}
+
+// SAFETY: the handle only moves the output (which is `Send`) out of the task.
+unsafe impl<T: Send> Send for JoinHandle<T> {}
+// SAFETY: `&JoinHandle` only reads the atomic state or cancels.
+unsafe impl<T: Send> Sync for JoinHandle<T> {}
+
+impl<T> Unpin for JoinHandle<T> {}
+
+impl<T> JoinHandle<T> {
+    pub(crate) fn new(raw: RawTask) -> JoinHandle<T> {
+        JoinHandle {
+            raw,
+            _output: PhantomData,
+        }
+    }
+
+    /// Asks the task to stop: if it is idle its future is dropped promptly on
+    /// the runtime; if it is running, right after the current poll. Awaiting
+    /// the handle then gives `Err(e)` with `e.is_cancelled()`, unless the task
+    /// finished first. Idempotent.
+    pub fn abort(&self) {
+        self.raw.cancel();
+    }
+
+    /// Whether the task has finished (output ready, panicked or cancelled).
+    pub fn is_finished(&self) -> bool {
+        self.raw.state().is(super::state::COMPLETE)
+    }
+
+    /// A handle that can abort the task but not await it.
+    pub fn abort_handle(&self) -> AbortHandle {
+        self.raw.ref_inc();
+        AbortHandle { raw: self.raw }
+    }
+
+    /// Wraps the handle so that dropping it aborts the task.
+    pub fn abort_on_drop(self) -> AbortOnDrop<T> {
+        AbortOnDrop(self)
+    }
+}
+
+impl<T> Future for JoinHandle<T> {
+    type Output = Result<T, JoinError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut out: Poll<Result<T, JoinError>> = Poll::Pending;
+        // SAFETY: `out` has the task's output type `T` (this handle was made
+        // for a task whose future outputs `T`).
+        unsafe {
+            self.raw
+                .try_read_output(&mut out as *mut _ as *mut (), cx.waker())
+        };
+        out
+    }
+}
+
+impl<T> Drop for JoinHandle<T> {
+    fn drop(&mut self) {
+        self.raw.drop_join_handle();
+    }
+}
+
+impl<T> fmt::Debug for JoinHandle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinHandle")
+            .field("state", &self.raw.state())
+            .finish()
+    }
+}
+
+/// Aborts a task without owning its output; cheap to keep many of.
+pub struct AbortHandle {
+    raw: RawTask,
+}
+
+impl AbortHandle {
+    /// See [`JoinHandle::abort`].
+    pub fn abort(&self) {
+        self.raw.cancel();
+    }
+
+    /// See [`JoinHandle::is_finished`].
+    pub fn is_finished(&self) -> bool {
+        self.raw.state().is(super::state::COMPLETE)
+    }
+}
+
+impl Clone for AbortHandle {
+    fn clone(&self) -> Self {
+        self.raw.ref_inc();
+        AbortHandle { raw: self.raw }
+    }
+}
+
+impl Drop for AbortHandle {
+    fn drop(&mut self) {
+        self.raw.drop_ref();
+    }
+}
+
+impl fmt::Debug for AbortHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AbortHandle")
+            .field("state", &self.raw.state())
+            .finish()
+    }
+}
+
+/// A `JoinHandle` that aborts its task when dropped (from
+/// [`JoinHandle::abort_on_drop`]): the loser of a [`crate::race`] over such
+/// handles is cancelled, not detached.
+#[must_use = "dropping it aborts the task"]
+#[derive(Debug)]
+pub struct AbortOnDrop<T>(JoinHandle<T>);
+
+impl<T> AbortOnDrop<T> {
+    /// Gives the plain (detaching) handle back.
+    pub fn detach(self) -> JoinHandle<T> {
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `me` is never dropped, so the handle is moved out once.
+        unsafe { std::ptr::read(&me.0) }
+    }
+
+    /// See [`JoinHandle::abort`].
+    pub fn abort(&self) {
+        self.0.abort()
+    }
+}
+
+impl<T> Future for AbortOnDrop<T> {
+    type Output = Result<T, JoinError>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

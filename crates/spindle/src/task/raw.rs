@@ -1,0 +1,524 @@
+//! One allocation per task: header, scheduler hook, future-or-output, join waker.
+//!
+//! ```text
+//! Cell<F, S> (repr C, one Box)
+//!   Header     state word, vtable, injector link, registry links
+//!   S          the scheduler hook (where `schedule` sends a Notified)
+//!   Stage<F>   Running(F) | Finished(Result<F::Output, JoinError>) | Consumed
+//!   Option<Waker>  the JoinHandle's waker
+//! ```
+//!
+//! Ownership of the parts (the state word, `state.rs`, decides who is who):
+//! - the **stage** belongs to the poller while RUNNING; after COMPLETE, to the
+//!   JoinHandle while JOIN_INTEREST is set, otherwise to the task (which drops
+//!   the output at completion, or the handle drops it when it goes second);
+//! - the **join waker slot** belongs to the JoinHandle while JOIN_WAKER is
+//!   clear and the task is not COMPLETE; otherwise it is read-only;
+//! - `queue_next` belongs to whoever holds the task's `Notified`;
+//! - the registry links belong to the registry shard lock (`registry.rs`);
+//! - `registered` is read and written only by the poller (while RUNNING).
+//!
+//! Everything is type-erased behind `RawTask` (a pointer to the header) and
+//! a per-`(F, S)` vtable, so queues, wakers and handles need no generics.
+
+use super::error::JoinError;
+use super::state::{Snapshot, State, ToIdle, ToRunning, Wake, COMPLETE, JOIN_INTEREST, JOIN_WAKER};
+use super::waker;
+use crate::loom::UnsafeCell;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::ptr::NonNull;
+use std::task::{Context, Poll, Waker};
+
+/// How a task reaches its scheduler. Implemented by each scheduler flavour.
+pub(crate) trait Schedule: Send + Sync + Sized + 'static {
+    /// A waker or an abort made the task runnable.
+    fn schedule(&self, task: Notified);
+    /// The task woke itself while running (`yield_now`): run others first.
+    fn yield_now(&self, task: Notified);
+    /// The task is about to go idle for the first time: keep it findable so
+    /// shutdown can cancel it. Takes a reference and returns the registry
+    /// shard on success; `None` when the runtime is shutting down (the poller
+    /// then cancels the task).
+    fn register(&self, task: RawTask) -> Option<u32>;
+    /// The task completed; `true` if the registry still held its reference
+    /// (which the caller then drops).
+    fn unregister(&self, task: RawTask, shard: u32) -> bool;
+}
+
+pub(crate) struct Vtable {
+    /// Run a `Notified` (consumes its reference).
+    poll: unsafe fn(NonNull<Header>),
+    /// Send a `Notified` to the scheduler (consumes its reference).
+    schedule: unsafe fn(NonNull<Header>),
+    /// Free the cell: the last reference is gone.
+    dealloc: unsafe fn(NonNull<Header>),
+    /// `JoinHandle::poll`: write `Poll<Result<T, JoinError>>` to `dst`.
+    try_read_output: unsafe fn(NonNull<Header>, *mut (), &Waker),
+    /// Drop the output when the handle goes after completion.
+    drop_output: unsafe fn(NonNull<Header>),
+    /// Cancel in place a task claimed by `transition_to_shutdown`.
+    shutdown: unsafe fn(NonNull<Header>),
+}
+
+/// The part of a task every queue and waker can see.
+#[repr(C)]
+pub(crate) struct Header {
+    pub(crate) state: State,
+    pub(crate) vtable: &'static Vtable,
+    /// Link in the injector's intrusive list (owned by the `Notified` holder).
+    pub(crate) queue_next: UnsafeCell<Option<NonNull<Header>>>,
+    /// Links in the task registry (owned by the registry shard lock).
+    pub(crate) registry: UnsafeCell<super::registry::Links>,
+    /// The registry shard holding this task, if any (owned by the poller).
+    registered: UnsafeCell<Option<u32>>,
+}
+
+enum Stage<F: Future> {
+    Running(F),
+    Finished(Result<F::Output, JoinError>),
+    Consumed,
+}
+
+#[repr(C)]
+struct Cell<F: Future, S> {
+    header: Header,
+    scheduler: S,
+    stage: UnsafeCell<Stage<F>>,
+    join_waker: UnsafeCell<Option<Waker>>,
+}
+
+/// A type-erased pointer to a task. Owns nothing by itself; the types that
+/// wrap it (`Notified`, `JoinHandle`, wakers) each own one reference.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct RawTask(NonNull<Header>);
+
+// SAFETY: a task is shared between threads only through its atomic state
+// word and parts whose ownership that word hands over (module docs); the
+// future and output are `Send` (enforced at `allocate`).
+unsafe impl Send for RawTask {}
+// SAFETY: as for `Send`: `&RawTask` only reaches the header's atomics.
+unsafe impl Sync for RawTask {}
+
+/// A reference that is also the one permission to run the task: it is in a
+/// run queue, a LIFO slot or the injector (NOTIFIED is set while it exists).
+pub(crate) struct Notified(RawTask);
+
+impl RawTask {
+    /// Allocates a task: returns the `Notified` to schedule and the raw
+    /// task for the `JoinHandle` (two references, `state.rs`).
+    pub(crate) fn allocate<F, S>(future: F, scheduler: S) -> (Notified, RawTask)
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+        S: Schedule,
+    {
+        let cell = Box::new(Cell {
+            header: Header {
+                state: State::new(),
+                vtable: vtable::<F, S>(),
+                queue_next: UnsafeCell::new(None),
+                registry: UnsafeCell::new(Default::default()),
+                registered: UnsafeCell::new(None),
+            },
+            scheduler,
+            stage: UnsafeCell::new(Stage::Running(future)),
+            join_waker: UnsafeCell::new(None),
+        });
+        let ptr = NonNull::from(Box::leak(cell)).cast::<Header>();
+        (Notified(RawTask(ptr)), RawTask(ptr))
+    }
+
+    pub(crate) fn from_header(ptr: NonNull<Header>) -> RawTask {
+        RawTask(ptr)
+    }
+
+    pub(crate) fn header_ptr(self) -> NonNull<Header> {
+        self.0
+    }
+
+    pub(crate) fn header(&self) -> &Header {
+        // SAFETY: a RawTask is only made from a live cell, and is used only
+        // while its holder owns a reference (module docs).
+        unsafe { self.0.as_ref() }
+    }
+
+    pub(crate) fn state(&self) -> Snapshot {
+        self.header().state.load()
+    }
+
+    /// Drops one reference, freeing the cell if it was the last.
+    pub(crate) fn drop_ref(self) {
+        if self.header().state.ref_dec(1) {
+            // SAFETY: that was the last reference; nobody can reach the cell.
+            unsafe { (self.header().vtable.dealloc)(self.0) }
+        }
+    }
+
+    pub(crate) fn ref_inc(self) {
+        self.header().state.ref_inc();
+    }
+
+    /// `wake` by value: consumes one reference.
+    pub(crate) fn wake_by_val(self) {
+        match self.header().state.transition_to_notified_by_val() {
+            // SAFETY: our reference became the Notified (state.rs).
+            Wake::Submit => unsafe { (self.header().vtable.schedule)(self.0) },
+            Wake::Nothing => self.drop_ref(),
+        }
+    }
+
+    /// `wake_by_ref`: takes a new reference when it must schedule.
+    pub(crate) fn wake_by_ref(self) {
+        if self.header().state.transition_to_notified_by_ref() == Wake::Submit {
+            // SAFETY: the transition took a reference for the Notified.
+            unsafe { (self.header().vtable.schedule)(self.0) }
+        }
+    }
+
+    /// Asks for cancellation (abort): an idle task is scheduled so that a
+    /// worker drops its future; a running one is cancelled by its poller.
+    pub(crate) fn cancel(self) {
+        if self.header().state.transition_to_cancelled() == Wake::Submit {
+            // SAFETY: the transition took a reference for the Notified.
+            unsafe { (self.header().vtable.schedule)(self.0) }
+        }
+    }
+
+    /// Shutdown: cancel the task in place if it is idle. Returns whether it
+    /// was cancelled here.
+    pub(crate) fn shutdown(self) -> bool {
+        if self.header().state.transition_to_shutdown() {
+            // SAFETY: the transition made us the poller (RUNNING, one ref).
+            unsafe { (self.header().vtable.shutdown)(self.0) };
+            true
+        } else {
+            false
+        }
+    }
+
+    /// `JoinHandle::poll`.
+    ///
+    /// # Safety
+    /// Only the JoinHandle calls this, and `dst` points to a
+    /// `Poll<Result<T, JoinError>>` of the task's output type.
+    pub(crate) unsafe fn try_read_output(self, dst: *mut (), waker: &Waker) {
+        // SAFETY: forwarded from the caller's contract.
+        unsafe { (self.header().vtable.try_read_output)(self.0, dst, waker) }
+    }
+
+    /// The JoinHandle is dropped: give up interest in the output, dropping it
+    /// if the task already completed, then drop the handle's reference.
+    pub(crate) fn drop_join_handle(self) {
+        if self.header().state.unset_join_interest().is_err() {
+            // SAFETY: COMPLETE with JOIN_INTEREST: the output is the handle's.
+            unsafe { (self.header().vtable.drop_output)(self.0) };
+        }
+        self.drop_ref();
+    }
+}
+
+impl Notified {
+    /// Turns a raw pointer taken out of a queue back into the `Notified` it was.
+    ///
+    /// # Safety
+    /// `raw` must come from `into_raw` of a `Notified` not yet restored.
+    pub(crate) unsafe fn from_raw(raw: RawTask) -> Notified {
+        Notified(raw)
+    }
+
+    /// Gives up the wrapper without dropping the reference (for intrusive queues).
+    pub(crate) fn into_raw(self) -> RawTask {
+        let raw = self.0;
+        std::mem::forget(self);
+        raw
+    }
+
+    /// Polls the task (consumes the Notified).
+    pub(crate) fn run(self) {
+        let raw = self.into_raw();
+        // SAFETY: we held the Notified, which is the permission `poll` needs.
+        unsafe { (raw.header().vtable.poll)(raw.0) }
+    }
+
+    /// The runtime is gone: cancel the task instead of running it (the same
+    /// as dropping the `Notified`, spelled out where it is meant).
+    pub(crate) fn cancel_now(self) {
+        drop(self)
+    }
+}
+
+impl Drop for Notified {
+    /// A `Notified` dropped unrun (a queue drained at shutdown) cancels its
+    /// task, so the future is dropped and the JoinHandle sees `Cancelled`.
+    fn drop(&mut self) {
+        let raw = self.0;
+        match raw.header().state.transition_to_running() {
+            ToRunning::Done => raw.drop_ref(),
+            // SAFETY: we are now the poller (RUNNING, our reference).
+            ToRunning::Poll | ToRunning::Cancel => unsafe { (raw.header().vtable.shutdown)(raw.0) },
+        }
+    }
+}
+
+fn vtable<F, S>() -> &'static Vtable
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+    S: Schedule,
+{
+    &Vtable {
+        poll: poll::<F, S>,
+        schedule: schedule::<F, S>,
+        dealloc: dealloc::<F, S>,
+        try_read_output: try_read_output::<F, S>,
+        drop_output: drop_output::<F, S>,
+        shutdown: shutdown::<F, S>,
+    }
+}
+
+/// Typed view of a cell, valid while the caller holds a reference.
+struct Harness<F: Future, S> {
+    cell: NonNull<Cell<F, S>>,
+    _p: PhantomData<(F, S)>,
+}
+
+impl<F: Future, S: Schedule> Harness<F, S> {
+    fn from(ptr: NonNull<Header>) -> Self {
+        Harness {
+            cell: ptr.cast(),
+            _p: PhantomData,
+        }
+    }
+
+    fn cell(&self) -> &Cell<F, S> {
+        // SAFETY: the caller holds a reference, so the cell is alive; the
+        // header is first in a repr(C) cell, so the cast is exact.
+        unsafe { self.cell.as_ref() }
+    }
+
+    fn raw(&self) -> RawTask {
+        RawTask(self.cell.cast())
+    }
+
+    fn state(&self) -> &State {
+        &self.cell().header.state
+    }
+
+    /// Replaces the stage; the caller owns it (module docs).
+    fn set_stage(&self, stage: Stage<F>) {
+        // Dropping the old stage (a future or an output) may panic; the new
+        // stage is in place either way.
+        let old = self.cell().stage.with_mut(|p| {
+            // SAFETY: the caller owns the stage.
+            unsafe { std::ptr::replace(p, stage) }
+        });
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(old)));
+    }
+
+    /// Drops the future (if still there) and stores `Cancelled`, or the panic
+    /// raised by the future's destructor.
+    fn cancel_stage(&self) {
+        let old = self.cell().stage.with_mut(|p| {
+            // SAFETY: the caller is the poller and owns the stage.
+            unsafe { std::ptr::replace(p, Stage::Consumed) }
+        });
+        let result = match catch_unwind(AssertUnwindSafe(move || drop(old))) {
+            Ok(()) => JoinError::cancelled(),
+            Err(p) => JoinError::panic(p),
+        };
+        self.set_stage(Stage::Finished(Err(result)));
+    }
+
+    fn registered(&self) -> Option<u32> {
+        // SAFETY: only the poller touches `registered`, and we are it.
+        self.cell().header.registered.with(|p| unsafe { *p })
+    }
+
+    /// The output is in the stage: publish it, wake the joiner, release.
+    fn complete(&self) {
+        let snapshot = self.state().transition_to_complete();
+        if !snapshot.is(JOIN_INTEREST) {
+            // Nobody will read the output: it is ours to drop.
+            self.set_stage(Stage::Consumed);
+        } else if snapshot.is(JOIN_WAKER) {
+            // The slot is read-only from COMPLETE on (module docs).
+            self.cell().join_waker.with(|p| {
+                // SAFETY: read-only access, no writer can exist now.
+                if let Some(w) = unsafe { &*p } {
+                    w.wake_by_ref();
+                }
+            });
+        }
+        let mut refs = 1; // the poller's
+        if let Some(shard) = self.registered() {
+            if self.cell().scheduler.unregister(self.raw(), shard) {
+                refs += 1; // the registry's
+            }
+        }
+        if self.state().ref_dec(refs) {
+            // SAFETY: that was the last reference.
+            unsafe { dealloc::<F, S>(self.cell.cast()) }
+        }
+    }
+
+    fn poll_future(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let res = catch_unwind(AssertUnwindSafe(|| {
+            self.cell().stage.with_mut(|p| {
+                // SAFETY: the poller owns the stage; the future lives in the
+                // heap cell and is never moved until dropped in place.
+                match unsafe { &mut *p } {
+                    Stage::Running(f) => unsafe { Pin::new_unchecked(f) }.poll(cx),
+                    _ => unreachable!("polled a task that is not running"),
+                }
+            })
+        }));
+        match res {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(out)) => {
+                self.set_stage(Stage::Finished(Ok(out)));
+                Poll::Ready(())
+            }
+            Err(panic) => {
+                self.set_stage(Stage::Consumed); // drops the future
+                self.set_stage(Stage::Finished(Err(JoinError::panic(panic))));
+                Poll::Ready(())
+            }
+        }
+    }
+}
+
+unsafe fn poll<F, S>(ptr: NonNull<Header>)
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+    S: Schedule,
+{
+    let h = Harness::<F, S>::from(ptr);
+    match h.state().transition_to_running() {
+        ToRunning::Done => return h.raw().drop_ref(),
+        ToRunning::Cancel => {
+            h.cancel_stage();
+            return h.complete();
+        }
+        ToRunning::Poll => {}
+    }
+    // The waker borrows the poller's reference: never dropped, only cloned.
+    let waker = ManuallyDrop::new(waker::borrowed(h.raw()));
+    let mut cx = Context::from_waker(&waker);
+    if h.poll_future(&mut cx).is_ready() {
+        return h.complete();
+    }
+    if h.registered().is_none() {
+        if let Some(shard) = h.cell().scheduler.register(h.raw()) {
+            h.cell().header.registered.with_mut(|p| {
+                // SAFETY: only the poller touches `registered`.
+                unsafe { *p = Some(shard) }
+            });
+        } else {
+            // Shutting down: nothing would ever find this task again.
+            h.cancel_stage();
+            return h.complete();
+        }
+    }
+    match h.state().transition_to_idle() {
+        ToIdle::Idle => {}
+        // SAFETY: the poller's reference became the Notified.
+        ToIdle::Notified => h.cell().scheduler.yield_now(Notified(h.raw())),
+        ToIdle::Cancel => {
+            h.cancel_stage();
+            h.complete();
+        }
+    }
+}
+
+unsafe fn schedule<F, S>(ptr: NonNull<Header>)
+where
+    F: Future,
+    S: Schedule,
+{
+    let h = Harness::<F, S>::from(ptr);
+    h.cell().scheduler.schedule(Notified(h.raw()));
+}
+
+unsafe fn shutdown<F, S>(ptr: NonNull<Header>)
+where
+    F: Future,
+    S: Schedule,
+{
+    let h = Harness::<F, S>::from(ptr);
+    h.cancel_stage();
+    h.complete();
+}
+
+unsafe fn dealloc<F, S>(ptr: NonNull<Header>)
+where
+    F: Future,
+{
+    // SAFETY: the last reference is gone; the cell came from a Box.
+    let cell = unsafe { Box::from_raw(ptr.cast::<Cell<F, S>>().as_ptr()) };
+    let _ = catch_unwind(AssertUnwindSafe(move || drop(cell)));
+}
+
+unsafe fn drop_output<F, S>(ptr: NonNull<Header>)
+where
+    F: Future,
+    S: Schedule,
+{
+    Harness::<F, S>::from(ptr).set_stage(Stage::Consumed);
+}
+
+unsafe fn try_read_output<F, S>(ptr: NonNull<Header>, dst: *mut (), waker: &Waker)
+where
+    F: Future,
+    S: Schedule,
+{
+    let h = Harness::<F, S>::from(ptr);
+    if !can_read_output(&h.cell().header, &h.cell().join_waker, waker) {
+        return;
+    }
+    let stage = h.cell().stage.with_mut(|p| {
+        // SAFETY: COMPLETE with JOIN_INTEREST: the stage is the handle's.
+        unsafe { std::ptr::replace(p, Stage::Consumed) }
+    });
+    let out = match stage {
+        Stage::Finished(out) => out,
+        _ => panic!("JoinHandle polled after it returned Ready"),
+    };
+    // SAFETY: the caller passes a `Poll<Result<F::Output, JoinError>>`.
+    unsafe { *dst.cast::<Poll<Result<F::Output, JoinError>>>() = Poll::Ready(out) };
+}
+
+/// The join-waker protocol (state.rs): `true` when the output can be taken;
+/// otherwise `waker` is registered to be woken at completion.
+fn can_read_output(header: &Header, slot: &UnsafeCell<Option<Waker>>, waker: &Waker) -> bool {
+    let snapshot = header.state.load();
+    if snapshot.is(COMPLETE) {
+        return true;
+    }
+    let write = |w: &Waker| {
+        slot.with_mut(|p| {
+            // SAFETY: JOIN_WAKER is clear and the task is not complete: the
+            // slot belongs to the handle.
+            unsafe { *p = Some(w.clone()) }
+        })
+    };
+    if snapshot.is(JOIN_WAKER) {
+        let same = slot.with(|p| {
+            // SAFETY: read-only while JOIN_WAKER is set.
+            unsafe { &*p }.as_ref().is_some_and(|w| w.will_wake(waker))
+        });
+        if same {
+            return false;
+        }
+        // Take the slot back to replace the waker.
+        if header.state.unset_join_waker().is_err() {
+            return true;
+        }
+    }
+    write(waker);
+    header.state.set_join_waker().is_err()
+}

@@ -1,0 +1,349 @@
+//! The task state word: one `AtomicUsize` that says who may touch a task.
+//!
+//! ```text
+//!  bit 0  RUNNING        a poller owns the future (set only by the one thread that
+//!                        won the NOTIFIED -> RUNNING transition; excludes any other
+//!                        poll, and excludes COMPLETE)
+//!  bit 1  COMPLETE       the future is gone and the output (or the JoinError) is in
+//!                        the stage; never cleared; excludes RUNNING and makes every
+//!                        wake a no-op
+//!  bit 2  NOTIFIED       a `Notified` reference exists (in a run queue, a LIFO slot,
+//!                        the injector, or about to be pushed). Set by the waker that
+//!                        found the task idle, or while RUNNING to ask the poller to
+//!                        re-submit it; cleared when a poller takes it. At most one
+//!                        `Notified` exists at any time.
+//!  bit 3  CANCELLED      cancellation was asked for (abort, scope, shutdown); the next
+//!                        poller drops the future instead of polling it. Never cleared.
+//!  bit 4  JOIN_INTEREST  the JoinHandle is alive; while set and COMPLETE, the output
+//!                        belongs to the JoinHandle, otherwise to the task.
+//!  bit 5  JOIN_WAKER     the join waker slot holds a waker, and the slot belongs to the
+//!                        task side (read-only for everyone) until the handle clears this
+//!                        bit; only the handle sets or clears it, and only while not COMPLETE.
+//!  bits 6..  REF_COUNT   references: JoinHandle, each Waker, the Notified, the running
+//!                        poller's own and the registry's; the last one out frees the cell.
+//! ```
+//!
+//! A new task starts `NOTIFIED | JOIN_INTEREST` with two references: the
+//! `Notified` that is pushed to a queue and the `JoinHandle`. A `Notified`
+//! turns into the poller's reference when it is run (see
+//! [`State::transition_to_running`]); that reference is dropped when the
+//! task goes idle or completes. A task that goes idle first registers in the
+//! runtime's task registry, which holds a reference of its own until the
+//! task completes, so an idle task always has at least that one.
+//!
+//! Every transition is a single CAS loop (or a fetch op) on this word, so each
+//! one is atomic with respect to every other; the loom model
+//! `tests/loom_task.rs` explores wake-while-running, wake-after-complete,
+//! abort-racing-completion and join-waker registration.
+
+use crate::loom::{AtomicUsize, Ordering::*};
+
+pub(crate) const RUNNING: usize = 1 << 0;
+pub(crate) const COMPLETE: usize = 1 << 1;
+pub(crate) const NOTIFIED: usize = 1 << 2;
+pub(crate) const CANCELLED: usize = 1 << 3;
+pub(crate) const JOIN_INTEREST: usize = 1 << 4;
+pub(crate) const JOIN_WAKER: usize = 1 << 5;
+const REF_SHIFT: u32 = 6;
+pub(crate) const REF_ONE: usize = 1 << REF_SHIFT;
+
+/// A copy of the state word, for reading its fields.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Snapshot(pub(crate) usize);
+
+impl Snapshot {
+    pub(crate) fn is(self, bits: usize) -> bool {
+        self.0 & bits == bits
+    }
+    pub(crate) fn refs(self) -> usize {
+        self.0 >> REF_SHIFT
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("running", &self.is(RUNNING))
+            .field("complete", &self.is(COMPLETE))
+            .field("notified", &self.is(NOTIFIED))
+            .field("cancelled", &self.is(CANCELLED))
+            .field("join_interest", &self.is(JOIN_INTEREST))
+            .field("join_waker", &self.is(JOIN_WAKER))
+            .field("refs", &self.refs())
+            .finish()
+    }
+}
+
+/// What a poller should do with a `Notified` it popped.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum ToRunning {
+    /// Poll the future.
+    Poll,
+    /// Cancellation was asked for: drop the future, complete as cancelled.
+    Cancel,
+    /// Already complete (cancelled by shutdown, say): just drop the reference.
+    Done,
+}
+
+/// What a poller should do after a `Pending` poll.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum ToIdle {
+    /// Idle; the poller's reference is dropped.
+    Idle,
+    /// Woken while running: the poller's reference becomes the new `Notified`.
+    Notified,
+    /// Cancelled while running: cancel it now, still as the poller.
+    Cancel,
+}
+
+/// What a waker found.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Wake {
+    /// The task was idle: the caller now holds a `Notified` (one new reference
+    /// taken, or its own reference converted when waking by value) and must
+    /// schedule it.
+    Submit,
+    /// Nothing to do (running, already notified, or complete).
+    Nothing,
+}
+
+pub(crate) struct State(AtomicUsize);
+
+impl State {
+    pub(crate) fn new() -> State {
+        State(AtomicUsize::new(NOTIFIED | JOIN_INTEREST | 2 * REF_ONE))
+    }
+
+    pub(crate) fn load(&self) -> Snapshot {
+        Snapshot(self.0.load(Acquire))
+    }
+
+    /// CAS loop: `f` returns the new word and a result, or `None` to stop.
+    fn update<R>(&self, mut f: impl FnMut(Snapshot) -> (Option<usize>, R)) -> R {
+        let mut cur = self.0.load(Acquire);
+        loop {
+            let (next, r) = f(Snapshot(cur));
+            let Some(next) = next else { return r };
+            // AcqRel: Acquire sees the previous owner's writes to the stage
+            // (a poller's output, a handle's waker); Release publishes ours.
+            match self.0.compare_exchange_weak(cur, next, AcqRel, Acquire) {
+                Ok(_) => return r,
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    /// A poller took the `Notified`: claim the future. The `Notified`
+    /// reference becomes the poller's reference.
+    pub(crate) fn transition_to_running(&self) -> ToRunning {
+        self.update(|s| {
+            debug_assert!(s.is(NOTIFIED), "{s:?}");
+            debug_assert!(!s.is(RUNNING), "{s:?}");
+            if s.is(COMPLETE) {
+                return (Some(s.0 & !NOTIFIED), ToRunning::Done);
+            }
+            let next = (s.0 & !NOTIFIED) | RUNNING;
+            let r = if s.is(CANCELLED) {
+                ToRunning::Cancel
+            } else {
+                ToRunning::Poll
+            };
+            (Some(next), r)
+        })
+    }
+
+    /// The future returned `Pending`. On `Idle` the poller's reference is
+    /// dropped in the same step (the registry's keeps the cell alive).
+    pub(crate) fn transition_to_idle(&self) -> ToIdle {
+        self.update(|s| {
+            debug_assert!(s.is(RUNNING), "{s:?}");
+            if s.is(CANCELLED) {
+                return (None, ToIdle::Cancel);
+            }
+            if s.is(NOTIFIED) {
+                // The poller's reference becomes the Notified.
+                (Some(s.0 & !RUNNING), ToIdle::Notified)
+            } else {
+                debug_assert!(s.refs() >= 2, "idle task without registry ref: {s:?}");
+                (Some((s.0 & !RUNNING) - REF_ONE), ToIdle::Idle)
+            }
+        })
+    }
+
+    /// The future finished (or was dropped by cancellation) and the stage
+    /// now holds the output. Returns the state after the transition.
+    pub(crate) fn transition_to_complete(&self) -> Snapshot {
+        // AcqRel: Release publishes the output to the JoinHandle that
+        // Acquire-loads COMPLETE; Acquire sees the handle's waker.
+        let prev = self.0.fetch_xor(RUNNING | COMPLETE, AcqRel);
+        debug_assert!(Snapshot(prev).is(RUNNING) && !Snapshot(prev).is(COMPLETE));
+        Snapshot(prev ^ (RUNNING | COMPLETE))
+    }
+
+    /// A waker holding its own reference wants the task run (`wake` by value).
+    /// On `Submit` the waker's reference becomes the `Notified`; on `Nothing`
+    /// the caller must drop its reference.
+    pub(crate) fn transition_to_notified_by_val(&self) -> Wake {
+        self.update(|s| {
+            if s.is(COMPLETE) || s.is(NOTIFIED) {
+                (None, Wake::Nothing)
+            } else if s.is(RUNNING) {
+                (Some(s.0 | NOTIFIED), Wake::Nothing)
+            } else {
+                (Some(s.0 | NOTIFIED), Wake::Submit)
+            }
+        })
+    }
+
+    /// `wake_by_ref`: on `Submit` a new reference was taken for the `Notified`.
+    pub(crate) fn transition_to_notified_by_ref(&self) -> Wake {
+        self.update(|s| {
+            if s.is(COMPLETE) || s.is(NOTIFIED) {
+                (None, Wake::Nothing)
+            } else if s.is(RUNNING) {
+                (Some(s.0 | NOTIFIED), Wake::Nothing)
+            } else {
+                (Some((s.0 | NOTIFIED) + REF_ONE), Wake::Submit)
+            }
+        })
+    }
+
+    /// Ask for cancellation. Returns `Submit` when the task was idle: a new
+    /// reference was taken for a `Notified` that the caller must schedule so
+    /// that a poller drops the future on the runtime.
+    pub(crate) fn transition_to_cancelled(&self) -> Wake {
+        self.update(|s| {
+            if s.is(COMPLETE) || s.is(CANCELLED) {
+                (None, Wake::Nothing)
+            } else if s.is(RUNNING) || s.is(NOTIFIED) {
+                (Some(s.0 | CANCELLED), Wake::Nothing)
+            } else {
+                (Some((s.0 | CANCELLED | NOTIFIED) + REF_ONE), Wake::Submit)
+            }
+        })
+    }
+
+    /// Shutdown marks the task cancelled and claims it to cancel in place if
+    /// it is idle and in no queue, taking a poller's reference. `false` if
+    /// it is running, done, or queued (whoever drains that queue cancels it).
+    pub(crate) fn transition_to_shutdown(&self) -> bool {
+        self.update(|s| {
+            if s.is(COMPLETE) {
+                (None, false)
+            } else if s.is(RUNNING) || s.is(NOTIFIED) {
+                (Some(s.0 | CANCELLED), false)
+            } else {
+                (Some((s.0 | RUNNING | CANCELLED) + REF_ONE), true)
+            }
+        })
+    }
+
+    /// The JoinHandle is dropped. `Err` when the task is complete: the handle
+    /// then owns the output and must drop it.
+    pub(crate) fn unset_join_interest(&self) -> Result<(), ()> {
+        self.update(|s| {
+            debug_assert!(s.is(JOIN_INTEREST));
+            if s.is(COMPLETE) {
+                (None, Err(()))
+            } else {
+                (Some(s.0 & !(JOIN_INTEREST | JOIN_WAKER)), Ok(()))
+            }
+        })
+    }
+
+    /// The handle stored a waker in the empty slot; publish it. `Err` with the
+    /// current state when the task completed first (the slot stays the handle's).
+    pub(crate) fn set_join_waker(&self) -> Result<Snapshot, Snapshot> {
+        self.update(|s| {
+            debug_assert!(s.is(JOIN_INTEREST) && !s.is(JOIN_WAKER));
+            if s.is(COMPLETE) {
+                (None, Err(s))
+            } else {
+                (Some(s.0 | JOIN_WAKER), Ok(Snapshot(s.0 | JOIN_WAKER)))
+            }
+        })
+    }
+
+    /// The handle takes the waker slot back to replace the waker. `Err` when
+    /// the task completed (the slot is then read-only for good).
+    pub(crate) fn unset_join_waker(&self) -> Result<Snapshot, Snapshot> {
+        self.update(|s| {
+            debug_assert!(s.is(JOIN_INTEREST) && s.is(JOIN_WAKER));
+            if s.is(COMPLETE) {
+                (None, Err(s))
+            } else {
+                (Some(s.0 & !JOIN_WAKER), Ok(Snapshot(s.0 & !JOIN_WAKER)))
+            }
+        })
+    }
+
+    pub(crate) fn ref_inc(&self) {
+        // Relaxed: a new reference is made from an existing one, which keeps
+        // the cell alive; no data is published (as `Arc::clone`).
+        let prev = self.0.fetch_add(REF_ONE, Relaxed);
+        if prev > isize::MAX as usize {
+            std::process::abort();
+        }
+    }
+
+    /// Drops `n` references; `true` when they were the last ones.
+    pub(crate) fn ref_dec(&self, n: usize) -> bool {
+        // AcqRel: Release orders our uses of the cell before the free; the
+        // last dropper's Acquire sees every other dropper's uses (as `Arc`).
+        let prev = self.0.fetch_sub(n * REF_ONE, AcqRel);
+        debug_assert!(Snapshot(prev).refs() >= n, "{:?}", Snapshot(prev));
+        Snapshot(prev).refs() == n
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_task_is_notified_with_two_refs() {
+        let s = State::new().load();
+        assert!(s.is(NOTIFIED | JOIN_INTEREST));
+        assert_eq!(s.refs(), 2);
+    }
+
+    #[test]
+    fn wake_while_running_is_resubmitted_by_the_poller() {
+        let st = State::new();
+        assert_eq!(st.transition_to_running(), ToRunning::Poll);
+        assert_eq!(st.transition_to_notified_by_ref(), Wake::Nothing);
+        assert_eq!(st.transition_to_idle(), ToIdle::Notified);
+        assert!(st.load().is(NOTIFIED));
+    }
+
+    #[test]
+    fn wake_after_complete_does_nothing() {
+        let st = State::new();
+        st.transition_to_running();
+        let s = st.transition_to_complete();
+        assert!(s.is(COMPLETE) && !s.is(RUNNING));
+        assert_eq!(st.transition_to_notified_by_ref(), Wake::Nothing);
+        assert_eq!(st.transition_to_cancelled(), Wake::Nothing);
+    }
+
+    #[test]
+    fn cancel_idle_task_takes_a_ref_and_asks_to_submit() {
+        let st = State::new();
+        st.transition_to_running();
+        st.ref_inc(); // the registry's
+        assert_eq!(st.transition_to_idle(), ToIdle::Idle);
+        let before = st.load().refs();
+        assert_eq!(st.transition_to_cancelled(), Wake::Submit);
+        assert_eq!(st.load().refs(), before + 1);
+        assert_eq!(st.transition_to_running(), ToRunning::Cancel);
+    }
+
+    #[test]
+    fn join_waker_slot_is_refused_after_complete() {
+        let st = State::new();
+        st.transition_to_running();
+        st.transition_to_complete();
+        assert!(st.set_join_waker().is_err());
+        assert!(st.unset_join_interest().is_err());
+    }
+}

@@ -1,0 +1,40 @@
+//! Wakers are task references: clone takes one, drop releases one, wake
+//! schedules the task through the state word (`state.rs`).
+
+use super::raw::{Header, RawTask};
+use std::ptr::NonNull;
+use std::task::{RawWaker, RawWakerVTable, Waker};
+
+static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, drop_waker);
+
+fn raw(ptr: *const ()) -> RawTask {
+    // SAFETY: every waker of this vtable was made from a live header pointer.
+    RawTask::from_header(unsafe { NonNull::new_unchecked(ptr as *mut Header) })
+}
+
+unsafe fn clone(ptr: *const ()) -> RawWaker {
+    raw(ptr).ref_inc();
+    RawWaker::new(ptr, &VTABLE)
+}
+
+unsafe fn wake(ptr: *const ()) {
+    raw(ptr).wake_by_val();
+}
+
+unsafe fn wake_by_ref(ptr: *const ()) {
+    raw(ptr).wake_by_ref();
+}
+
+unsafe fn drop_waker(ptr: *const ()) {
+    raw(ptr).drop_ref();
+}
+
+/// A waker that borrows the caller's reference: it must be wrapped in
+/// `ManuallyDrop` and never dropped (clones of it are ordinary wakers).
+pub(crate) fn borrowed(task: RawTask) -> Waker {
+    let ptr = task.header_ptr().as_ptr() as *const ();
+    // SAFETY: the vtable upholds the RawWaker contract: clone/drop manage
+    // references, wake consumes one, and the pointer stays valid while any
+    // reference exists.
+    unsafe { Waker::from_raw(RawWaker::new(ptr, &VTABLE)) }
+}
