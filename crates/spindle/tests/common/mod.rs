@@ -1,0 +1,148 @@
+//! Shared test helpers: run one test body on every scheduler flavour, and
+//! futures that count their polls and drops.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+
+/// The flavours every behaviour test runs on.
+pub fn flavours() -> Vec<(&'static str, spindle::Runtime)> {
+    vec![
+        (
+            "current_thread",
+            spindle::Builder::new_current_thread().build().unwrap(),
+        ),
+        (
+            "1 worker",
+            spindle::Builder::new_multi_thread()
+                .workers(1)
+                .build()
+                .unwrap(),
+        ),
+        (
+            "4 workers",
+            spindle::Builder::new_multi_thread()
+                .workers(4)
+                .build()
+                .unwrap(),
+        ),
+    ]
+}
+
+/// Defines `#[test] fn name()` running `body` (an async block using the
+/// runtime through `spindle::spawn`) on every flavour.
+#[macro_export]
+macro_rules! rt_test {
+    ($(#[$m:meta])* fn $name:ident() $body:block) => {
+        $(#[$m])*
+        #[test]
+        fn $name() {
+            for (flavour, rt) in common::flavours() {
+                eprintln!("-- {} on {flavour}", stringify!($name));
+                rt.block_on(async $body);
+                drop(rt);
+            }
+        }
+    };
+}
+
+/// Counts drops of the values it hands out.
+#[derive(Clone, Default)]
+pub struct DropCounter(pub Arc<AtomicUsize>);
+
+pub struct Tracked(Arc<AtomicUsize>);
+
+impl DropCounter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn track(&self) -> Tracked {
+        Tracked(self.0.clone())
+    }
+    pub fn drops(&self) -> usize {
+        self.0.load(SeqCst)
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
+/// A future pending until its gate is opened (from any thread).
+#[derive(Clone, Default)]
+pub struct Gate(Arc<Mutex<(bool, Vec<Waker>)>>);
+
+impl Gate {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn open(&self) {
+        let wakers = {
+            let mut g = self.0.lock().unwrap();
+            g.0 = true;
+            std::mem::take(&mut g.1)
+        };
+        for w in wakers {
+            w.wake();
+        }
+    }
+    pub fn wait(&self) -> GateWait {
+        GateWait(self.clone())
+    }
+}
+
+pub struct GateWait(Gate);
+
+impl Future for GateWait {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut g = (self.0).0.lock().unwrap();
+        if g.0 {
+            Poll::Ready(())
+        } else {
+            g.1.push(cx.waker().clone());
+            Poll::Pending
+        }
+    }
+}
+
+/// Wraps a future, counting its polls into `polls`.
+pub struct Counted<F> {
+    pub inner: Pin<Box<F>>,
+    pub polls: Arc<AtomicUsize>,
+}
+
+impl<F: Future> Future for Counted<F> {
+    type Output = F::Output;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        self.polls.fetch_add(1, SeqCst);
+        self.inner.as_mut().poll(cx)
+    }
+}
+
+pub fn counted<F: Future>(f: F) -> (Counted<F>, Arc<AtomicUsize>) {
+    let polls = Arc::new(AtomicUsize::new(0));
+    (
+        Counted {
+            inner: Box::pin(f),
+            polls: polls.clone(),
+        },
+        polls,
+    )
+}
+
+/// Scales a loop size down under miri and in debug builds.
+pub fn scaled(n: usize) -> usize {
+    if cfg!(miri) {
+        (n / 1000).max(2)
+    } else if cfg!(debug_assertions) {
+        (n / 10).max(2)
+    } else {
+        n
+    }
+}

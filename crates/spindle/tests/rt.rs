@@ -1,0 +1,536 @@
+//! Runtime behaviour, written once and run on every scheduler flavour
+//! (current-thread, 1 worker, 4 workers) through `rt_test!`.
+
+mod common;
+
+use common::{counted, DropCounter, Gate};
+use spindle::{CancellationToken, JoinError};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::Duration;
+
+rt_test! {
+    fn spawn_and_join_gives_the_output() {
+        let h = spindle::spawn(async { 40 + 2 });
+        assert_eq!(h.await.unwrap(), 42);
+    }
+}
+
+rt_test! {
+    fn many_tasks_each_output_once() {
+        let n = common::scaled(20_000) as u64;
+        let handles: Vec<_> = (0..n).map(|i| spindle::spawn(async move { i })).collect();
+        let mut sum = 0;
+        for h in handles {
+            sum += h.await.unwrap();
+        }
+        assert_eq!(sum, n * (n - 1) / 2);
+    }
+}
+
+rt_test! {
+    fn a_ready_future_is_polled_exactly_once_and_dropped_once() {
+        let drops = DropCounter::new();
+        let t = drops.track();
+        let (fut, polls) = counted(async move {
+            let _t = t;
+            7
+        });
+        assert_eq!(spindle::spawn(fut).await.unwrap(), 7);
+        assert_eq!(polls.load(SeqCst), 1);
+        assert_eq!(drops.drops(), 1);
+    }
+}
+
+rt_test! {
+    fn a_self_waking_future_is_polled_exactly_twice() {
+        let (fut, polls) = counted(spindle::yield_now());
+        spindle::spawn(fut).await.unwrap();
+        assert_eq!(polls.load(SeqCst), 2);
+    }
+}
+
+rt_test! {
+    fn wake_from_another_thread() {
+        let gate = Gate::new();
+        let g2 = gate.clone();
+        let h = spindle::spawn({
+            let gate = gate.clone();
+            async move {
+                gate.wait().await;
+                5
+            }
+        });
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(5));
+            g2.open();
+        });
+        assert_eq!(h.await.unwrap(), 5);
+        t.join().unwrap();
+    }
+}
+
+rt_test! {
+    fn a_panic_is_caught_with_its_message_and_the_runtime_goes_on() {
+        let h = spindle::spawn(async { panic!("boom {}", 7) });
+        let err = h.await.unwrap_err();
+        assert!(err.is_panic());
+        assert_eq!(err.panic_message(), Some("boom 7"));
+        assert!(err.to_string().contains("boom 7"));
+        // The worker survived.
+        assert_eq!(spindle::spawn(async { 1 }).await.unwrap(), 1);
+        let payload = spindle::spawn(async { std::panic::panic_any(11u32) }).await.unwrap_err().into_panic();
+        assert_eq!(*payload.downcast::<u32>().unwrap(), 11);
+    }
+}
+
+rt_test! {
+    fn abort_an_idle_task_drops_its_future() {
+        let drops = DropCounter::new();
+        let t = drops.track();
+        let gate = Gate::new();
+        let h = spindle::spawn({
+            let gate = gate.clone();
+            async move {
+                let _t = t;
+                gate.wait().await;
+                unreachable!("aborted task resumed");
+            }
+        });
+        spindle::yield_now().await; // let it park
+        h.abort();
+        h.abort(); // idempotent
+        let err: JoinError = h.await.unwrap_err();
+        assert!(err.is_cancelled(), "{err:?}");
+        assert_eq!(drops.drops(), 1);
+    }
+}
+
+rt_test! {
+    fn abort_while_running_cancels_at_the_next_suspension() {
+        let reached = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = std::sync::mpsc::channel::<spindle::AbortHandle>();
+        let r = reached.clone();
+        let h = spindle::spawn(async move {
+            let me = rx.recv().unwrap();
+            me.abort(); // abort ourselves while running
+            r.fetch_add(1, SeqCst);
+            spindle::yield_now().await; // cancelled here
+            r.fetch_add(1, SeqCst);
+        });
+        tx.send(h.abort_handle()).unwrap();
+        assert!(h.await.unwrap_err().is_cancelled());
+        assert_eq!(reached.load(SeqCst), 1);
+    }
+}
+
+rt_test! {
+    fn abort_after_completion_keeps_the_output() {
+        let h = spindle::spawn(async { 3 });
+        while !h.is_finished() {
+            spindle::yield_now().await;
+        }
+        h.abort();
+        assert_eq!(h.await.unwrap(), 3);
+    }
+}
+
+rt_test! {
+    fn dropping_a_handle_detaches_the_task() {
+        let done = Arc::new(AtomicBool::new(false));
+        let d = done.clone();
+        let gate = Gate::new();
+        drop(spindle::spawn({
+            let gate = gate.clone();
+            async move {
+                gate.wait().await;
+                d.store(true, SeqCst);
+            }
+        }));
+        gate.open();
+        while !done.load(SeqCst) {
+            spindle::yield_now().await;
+        }
+    }
+}
+
+rt_test! {
+    fn abort_on_drop_cancels() {
+        let drops = DropCounter::new();
+        let t = drops.track();
+        let gate = Gate::new();
+        let g = gate.clone();
+        let h = spindle::spawn(async move {
+            let _t = t;
+            g.wait().await;
+        })
+        .abort_on_drop();
+        spindle::yield_now().await;
+        drop(h);
+        for _ in 0..1000 {
+            if drops.drops() == 1 {
+                break;
+            }
+            spindle::yield_now().await;
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        assert_eq!(drops.drops(), 1);
+    }
+}
+
+rt_test! {
+    fn yield_now_lets_others_run() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        let h = spindle::spawn(async move {
+            f.store(true, SeqCst);
+        });
+        let mut spins = 0;
+        while !flag.load(SeqCst) {
+            spindle::yield_now().await;
+            spins += 1;
+            assert!(spins < 1_000_000, "yield_now never let the other task run");
+        }
+        h.await.unwrap();
+    }
+}
+
+rt_test! {
+    fn scope_waits_for_every_child() {
+        let done = Arc::new(AtomicUsize::new(0));
+        let d = done.clone();
+        let out = spindle::scope(|s| async move {
+            for _ in 0..100 {
+                let d = d.clone();
+                let _ = s.spawn(async move {
+                    spindle::yield_now().await;
+                    d.fetch_add(1, SeqCst);
+                });
+            }
+            "body"
+        })
+        .await
+        .unwrap();
+        assert_eq!(out, "body");
+        assert_eq!(done.load(SeqCst), 100);
+    }
+}
+
+rt_test! {
+    fn a_child_panic_cancels_siblings_and_reaches_the_caller() {
+        let drops = DropCounter::new();
+        let gate = Gate::new();
+        let d = drops.clone();
+        let g = gate.clone();
+        let res = spindle::scope(|s| async move {
+            for _ in 0..10 {
+                let t = d.track();
+                let g = g.clone();
+                let _ = s.spawn(async move {
+                    let _t = t;
+                    g.wait().await; // never opened
+                });
+            }
+            let _ = s.spawn(async {
+                spindle::yield_now().await;
+                panic!("child failed");
+            });
+            Gate::new().wait().await; // the body is cancelled too
+        })
+        .await;
+        let err = res.unwrap_err();
+        assert!(err.is_panic());
+        assert_eq!(err.panic_message(), Some("child failed"));
+        assert_eq!(drops.drops(), 10, "every sibling dropped before the scope returned");
+        assert_eq!(*err.into_panic().downcast::<&str>().unwrap(), "child failed");
+    }
+}
+
+rt_test! {
+    fn try_scope_returns_the_first_error() {
+        let res = spindle::try_scope(|s| async move {
+            let _ = s.spawn_try(async { Err::<(), _>("bad input") });
+            let _ = s.spawn(Gate::new().wait());
+            0
+        })
+        .await;
+        match res {
+            Err(spindle::ScopeError::Failed(e)) => assert_eq!(e, "bad input"),
+            other => panic!("expected Failed, got {other:?}"),
+        }
+    }
+}
+
+rt_test! {
+    fn nested_scopes() {
+        fn nest(depth: u32) -> std::pin::Pin<Box<dyn std::future::Future<Output = u64> + Send>> {
+            Box::pin(async move {
+                if depth == 0 {
+                    return 1;
+                }
+                spindle::scope(|s| async move {
+                    let a = s.spawn(nest(depth - 1));
+                    let b = s.spawn(nest(depth - 1));
+                    a.await.unwrap() + b.await.unwrap()
+                })
+                .await
+                .unwrap()
+            })
+        }
+        assert_eq!(nest(8).await, 256);
+    }
+}
+
+rt_test! {
+    fn deep_nested_scopes() {
+        fn chain(depth: u32) -> std::pin::Pin<Box<dyn std::future::Future<Output = u32> + Send>> {
+            Box::pin(async move {
+                if depth == 0 {
+                    return 0;
+                }
+                spindle::scope(|s| async move { s.spawn(chain(depth - 1)).await.unwrap() + 1 }).await.unwrap()
+            })
+        }
+        assert_eq!(chain(500).await, 500);
+    }
+}
+
+rt_test! {
+    fn scope_cancel() {
+        let r = spindle::scope(|s| async move {
+            let _ = s.spawn(Gate::new().wait());
+            s.cancel();
+            Gate::new().wait().await;
+        })
+        .await;
+        assert!(r.unwrap_err().is_cancelled());
+    }
+}
+
+rt_test! {
+    fn join_all_race_when_n() {
+        let hs: Vec<_> = (0..50u32).map(|i| spindle::spawn(async move { i * 2 })).collect();
+        let outs: Vec<u32> = spindle::join_all(hs).await.into_iter().map(Result::unwrap).collect();
+        assert_eq!(outs, (0..50).map(|i| i * 2).collect::<Vec<_>>());
+
+        let drops = DropCounter::new();
+        let t = drops.track();
+        let slow: std::pin::Pin<Box<dyn std::future::Future<Output = u32> + Send>> = Box::pin(async move {
+            let _t = t;
+            Gate::new().wait().await;
+            0
+        });
+        let fast: std::pin::Pin<Box<dyn std::future::Future<Output = u32> + Send>> = Box::pin(async { 9 });
+        assert_eq!(spindle::race(vec![slow, fast]).await, Some((1, 9)));
+        assert_eq!(drops.drops(), 1, "the loser was dropped");
+
+        let futs: Vec<_> = (0..10u32).map(|i| Box::pin(async move { i })).collect();
+        let firsts = spindle::when_n(3, futs).await;
+        assert_eq!(firsts.len(), 3);
+        assert!(spindle::race(Vec::<std::future::Ready<u8>>::new()).await.is_none());
+    }
+}
+
+rt_test! {
+    fn race_over_abort_on_drop_handles_cancels_losing_tasks() {
+        let drops = DropCounter::new();
+        let t = drops.track();
+        let loser = spindle::spawn(async move {
+            let _t = t;
+            Gate::new().wait().await;
+            1
+        })
+        .abort_on_drop();
+        let winner = spindle::spawn(async { 2 }).abort_on_drop();
+        let (i, v) = spindle::race(vec![loser, winner]).await.unwrap();
+        assert_eq!((i, v.unwrap()), (1, 2));
+        for _ in 0..1000 {
+            if drops.drops() == 1 {
+                break;
+            }
+            spindle::yield_now().await;
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        assert_eq!(drops.drops(), 1);
+    }
+}
+
+rt_test! {
+    fn cancellation_tokens() {
+        let root = CancellationToken::new();
+        let child = root.child_token();
+        let grandchild = child.child_token();
+        let waiters: Vec<_> = (0..10)
+            .map(|_| {
+                let g = grandchild.clone();
+                spindle::spawn(async move { g.cancelled().await })
+            })
+            .collect();
+        let c2 = child.clone();
+        let r = spindle::spawn(async move { c2.run_until_cancelled(Gate::new().wait()).await });
+        spindle::yield_now().await;
+        assert!(!grandchild.is_cancelled());
+        root.cancel();
+        for w in waiters {
+            w.await.unwrap();
+        }
+        assert_eq!(r.await.unwrap(), None);
+        assert!(root.child_token().is_cancelled(), "a child of a cancelled token is born cancelled");
+        let independent = CancellationToken::new();
+        let c = independent.child_token();
+        c.cancel();
+        assert!(!independent.is_cancelled(), "children don't cancel parents");
+    }
+}
+
+rt_test! {
+    fn block_on_inside_the_runtime_panics_clearly() {
+        let err = spindle::spawn(async {
+            let rt = spindle::Builder::new_current_thread().build().unwrap();
+            rt.block_on(async {});
+        })
+        .await
+        .unwrap_err();
+        let msg = err.panic_message().unwrap().to_string();
+        assert!(msg.contains("block_on") && msg.contains("inside a spindle runtime"), "{msg}");
+    }
+}
+
+rt_test! {
+    fn handle_spawn_from_plain_threads() {
+        let handle = spindle::Handle::current();
+        let threads: Vec<_> = (0..4u64)
+            .map(|t| {
+                let handle = handle.clone();
+                std::thread::spawn(move || {
+                    let hs: Vec<_> = (0..250u64).map(|i| handle.spawn(async move { t * 1000 + i })).collect();
+                    hs
+                })
+            })
+            .collect();
+        let mut sum = 0;
+        for t in threads {
+            for h in t.join().unwrap() {
+                sum += h.await.unwrap();
+            }
+        }
+        let expected: u64 = (0..4u64).map(|t| (0..250u64).map(|i| t * 1000 + i).sum::<u64>()).sum();
+        assert_eq!(sum, expected);
+    }
+}
+
+rt_test! {
+    fn metrics_count_polls_and_spawns() {
+        let handle = spindle::Handle::current();
+        let before = handle.metrics();
+        let hs: Vec<_> = (0..100).map(|_| spindle::spawn(async {})).collect();
+        for h in hs {
+            h.await.unwrap();
+        }
+        let after = handle.metrics();
+        assert!(after.total(|w| w.polls) >= before.total(|w| w.polls) + 100);
+        assert!(after.total(|w| w.spawns) + after.remote_schedules >= before.total(|w| w.spawns) + 100);
+    }
+}
+
+#[test]
+fn spawn_outside_a_runtime_panics_with_advice() {
+    let err = std::panic::catch_unwind(|| drop(spindle::spawn(async {}))).unwrap_err();
+    let msg = err.downcast_ref::<String>().unwrap();
+    assert!(
+        msg.contains("Runtime::block_on") && msg.contains("Handle"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn zero_workers_is_an_error_that_says_so() {
+    let err = spindle::Builder::new_multi_thread()
+        .workers(0)
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("workers(0)"), "{err}");
+}
+
+#[test]
+fn shutdown_cancels_every_task_and_frees_it() {
+    for (flavour, rt) in common::flavours() {
+        let drops = DropCounter::new();
+        let gate = Gate::new();
+        let n = 1000;
+        let handle = rt.handle().clone();
+        let hs = rt.block_on(async {
+            let hs: Vec<_> = (0..n)
+                .map(|i| {
+                    let t = drops.track();
+                    let g = gate.clone();
+                    spindle::spawn(async move {
+                        let _t = t;
+                        if i % 2 == 0 {
+                            g.wait().await; // idle forever
+                        }
+                        loop {
+                            spindle::yield_now().await; // always runnable
+                        }
+                    })
+                })
+                .collect::<Vec<_>>();
+            spindle::yield_now().await;
+            hs
+        });
+        drop(rt);
+        assert_eq!(
+            drops.drops(),
+            n,
+            "{flavour}: every future dropped exactly once at shutdown"
+        );
+        for h in hs {
+            assert!(h.is_finished());
+        }
+        // Spawning after shutdown gives a cancelled task, never a hang.
+        let t = drops.track();
+        let late = handle.spawn(async move {
+            let _t = t;
+        });
+        assert!(late.is_finished());
+        assert_eq!(drops.drops(), n + 1, "{flavour}");
+        drop(gate);
+    }
+}
+
+#[test]
+fn shutdown_timeout_gives_up_on_a_blocked_worker() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(2)
+        .build()
+        .unwrap();
+    let release = Arc::new(AtomicBool::new(false));
+    let r = release.clone();
+    drop(rt.spawn(async move {
+        while !r.load(SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }));
+    std::thread::sleep(Duration::from_millis(20));
+    let stopped = rt.shutdown_timeout(Duration::from_millis(50));
+    assert!(
+        !stopped,
+        "a worker stuck in a blocking poll cannot stop in time"
+    );
+    release.store(true, SeqCst);
+}
+
+#[spindle::test]
+async fn the_test_macro_runs_on_a_current_thread_runtime() {
+    assert_eq!(
+        spindle::Handle::current().metrics().flavor,
+        "current_thread"
+    );
+    assert_eq!(spindle::spawn(async { 1 }).await.unwrap(), 1);
+}
+
+#[spindle::test(flavor = "multi_thread", workers = 3)]
+async fn the_test_macro_takes_a_worker_count() {
+    let m = spindle::Handle::current().metrics();
+    assert_eq!((m.flavor, m.workers.len()), ("multi_thread", 3));
+}
