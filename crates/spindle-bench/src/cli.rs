@@ -132,7 +132,9 @@ impl Default for RunArgs {
 }
 
 fn parse_peer_bin(s: &str) -> Result<(String, PathBuf), String> {
-    let (n, p) = s.split_once('=').ok_or_else(|| format!("`{s}`: expected NAME=PATH"))?;
+    let (n, p) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}`: expected NAME=PATH"))?;
     if n.is_empty() || n.contains(',') || p.is_empty() {
         return Err(format!("`{s}`: expected NAME=PATH"));
     }
@@ -163,11 +165,17 @@ pub fn main() -> i32 {
 }
 
 fn out_dir(c: &Common) -> PathBuf {
-    c.out.clone().unwrap_or_else(|| peers::workspace_root().join("bench"))
+    c.out
+        .clone()
+        .unwrap_or_else(|| peers::workspace_root().join("bench"))
 }
 
 fn build_options(c: &Common) -> BuildOptions {
-    BuildOptions { no_build: c.no_build, cargo_profile: c.cargo_profile.clone(), extra: c.peer_bin.clone() }
+    BuildOptions {
+        no_build: c.no_build,
+        cargo_profile: c.cargo_profile.clone(),
+        extra: c.peer_bin.clone(),
+    }
 }
 
 pub fn dispatch(cli: Cli) -> Result<i32, String> {
@@ -176,13 +184,23 @@ pub fn dispatch(cli: Cli) -> Result<i32, String> {
         None => suite(c, &RunArgs::default()),
         Some(Cmd::Run(a)) => suite(c, a),
         Some(Cmd::List) => list(c),
-        Some(Cmd::Compare { baseline, latest, threshold }) => {
+        Some(Cmd::Compare {
+            baseline,
+            latest,
+            threshold,
+        }) => {
             let base = json::read(baseline)?;
-            let latest_path = latest.clone().unwrap_or_else(|| out_dir(c).join(report::LATEST));
+            let latest_path = latest
+                .clone()
+                .unwrap_or_else(|| out_dir(c).join(report::LATEST));
             let now = json::read(&latest_path)?;
             let findings = compare::compare(&base, &now, *threshold);
             print!("{}", compare::render(&findings, *threshold));
-            Ok(if findings.iter().any(|f| f.red_flag) { 1 } else { 0 })
+            Ok(if findings.iter().any(|f| f.red_flag) {
+                1
+            } else {
+                0
+            })
         }
         Some(Cmd::CheckFresh { max_age }) => {
             let path = out_dir(c).join(report::LATEST);
@@ -224,7 +242,11 @@ fn discover(c: &Common, spec: &str) -> Result<Vec<PeerInfo>, String> {
 
 fn list(c: &Common) -> Result<i32, String> {
     println!("workloads ({}):", workloads::CATALOGUE.len());
-    let width = workloads::CATALOGUE.iter().map(|w| w.name.len()).max().unwrap_or(10);
+    let width = workloads::CATALOGUE
+        .iter()
+        .map(|w| w.name.len())
+        .max()
+        .unwrap_or(10);
     for w in workloads::CATALOGUE {
         println!(
             "  {:<width$}  {:<11} full {:>10}  quick {:>9}  {}",
@@ -236,17 +258,22 @@ fn list(c: &Common) -> Result<i32, String> {
         match &p.available {
             Ok(peer) => {
                 let runs = peer.workloads.values().filter(|r| r.is_ok()).count();
-                let missing: Vec<String> = workloads::CATALOGUE
-                    .iter()
-                    .filter(|w| !peer.lists(w.name))
-                    .map(|w| match peer.support(w.name) {
-                        Err(reason) => format!("{} ({reason})", w.name),
-                        Ok(()) => w.name.to_string(),
-                    })
-                    .collect();
-                println!("  {:<10} available: runs {runs} of {} workloads", p.name, workloads::CATALOGUE.len());
-                if !missing.is_empty() {
-                    println!("  {:<10}   not: {}", "", missing.join("; "));
+                // Group the rows it does not run by reason, to keep this readable.
+                let mut by_reason: Vec<(String, Vec<&str>)> = Vec::new();
+                for w in workloads::CATALOGUE.iter().filter(|w| !peer.lists(w.name)) {
+                    let reason = peer.support(w.name).err().unwrap_or_default();
+                    match by_reason.iter_mut().find(|(r, _)| *r == reason) {
+                        Some((_, names)) => names.push(w.name),
+                        None => by_reason.push((reason, vec![w.name])),
+                    }
+                }
+                println!(
+                    "  {:<10} available: runs {runs} of {} workloads",
+                    p.name,
+                    workloads::CATALOGUE.len()
+                );
+                for (reason, names) in by_reason {
+                    println!("  {:<10}   not {}: {reason}", "", names.join(", "));
                 }
             }
             Err(why) => println!("  {:<10} unavailable: {why}", p.name),
@@ -269,23 +296,35 @@ pub fn suite(c: &Common, a: &RunArgs) -> Result<i32, String> {
             eprintln!("spindle-bench: peer {} unavailable: {why}", p.name);
         }
     }
-    let available: Vec<_> = infos.iter().filter_map(|p| p.available.clone().ok()).collect();
+    let available: Vec<_> = infos
+        .iter()
+        .filter_map(|p| p.available.clone().ok())
+        .collect();
     if available.is_empty() {
         eprintln!("spindle-bench: no peer available; nothing to run");
     }
     let plan = Plan {
-        workloads: selected.iter().map(|w| (*w, a.size.unwrap_or(w.size(a.profile)))).collect(),
+        workloads: selected
+            .iter()
+            .map(|w| (*w, a.size.unwrap_or(w.size(a.profile))))
+            .collect(),
         peers: available,
         workers,
         warmup: a.warmup,
         runs,
         timeout,
+        profile: a.profile,
     };
     let started = std::time::Instant::now();
     let rows = runner::run_suite(&plan, c.quiet);
     let elapsed = started.elapsed();
     let root = peers::workspace_root();
-    let settings = json::RunSettings { profile: a.profile.as_str().into(), workers, warmup: a.warmup, runs };
+    let settings = json::RunSettings {
+        profile: a.profile.as_str().into(),
+        workers,
+        warmup: a.warmup,
+        runs,
+    };
     let run = json::analyse(meta::collect(&root), settings, &infos, &rows);
     if a.json {
         print!("{}", json::json_lines(&run));

@@ -24,7 +24,9 @@ pub struct Finding {
 pub fn compare(baseline: &LatestRun, latest: &LatestRun, threshold_pct: f64) -> Vec<Finding> {
     let mut out = Vec::new();
     for now in &latest.results {
-        let Some(base) = baseline.row(&now.workload, &now.peer) else { continue };
+        let Some(base) = baseline.row(&now.workload, &now.peer) else {
+            continue;
+        };
         let f = |what: String, red_flag: bool| Finding {
             workload: now.workload.clone(),
             peer: now.peer.clone(),
@@ -32,7 +34,13 @@ pub fn compare(baseline: &LatestRun, latest: &LatestRun, threshold_pct: f64) -> 
             red_flag,
         };
         if base.ok && now.status == "failed" {
-            out.push(f(format!("was ok, now FAILED: {}", now.error.clone().unwrap_or_default()), true));
+            out.push(f(
+                format!(
+                    "was ok, now FAILED: {}",
+                    now.error.clone().unwrap_or_default()
+                ),
+                true,
+            ));
             continue;
         }
         if !(base.ok && now.ok) {
@@ -40,12 +48,17 @@ pub fn compare(baseline: &LatestRun, latest: &LatestRun, threshold_pct: f64) -> 
         }
         if base.size != now.size || base.workers != now.workers {
             out.push(f(
-                format!("not compared: size/workers {}/{} vs {}/{}", base.size, base.workers, now.size, now.workers),
+                format!(
+                    "not compared: size/workers {}/{} vs {}/{}",
+                    base.size, base.workers, now.size, now.workers
+                ),
                 false,
             ));
             continue;
         }
-        let Some(r) = stats::unpaired_ratio(&now.samples_f64(), &base.samples_f64()) else { continue };
+        let Some(r) = stats::unpaired_ratio(&now.samples_f64(), &base.samples_f64()) else {
+            continue;
+        };
         let limit = 1.0 + threshold_pct / 100.0;
         let red = r.ratio > limit && r.lo > 1.0;
         let change = (r.ratio - 1.0) * 100.0;
@@ -69,12 +82,27 @@ pub fn render(findings: &[Finding], threshold_pct: f64) -> String {
     let mut s = String::new();
     let red: Vec<&Finding> = findings.iter().filter(|f| f.red_flag).collect();
     for f in findings {
-        let _ = writeln!(s, "{} {:<22} {:<10} {}", if f.red_flag { "RED " } else { "    " }, f.workload, f.peer, f.what);
+        let _ = writeln!(
+            s,
+            "{} {:<22} {:<10} {}",
+            if f.red_flag { "RED " } else { "    " },
+            f.workload,
+            f.peer,
+            f.what
+        );
     }
     if red.is_empty() {
-        let _ = writeln!(s, "no significant slow-down beyond {threshold_pct}% ({} rows compared)", findings.len());
+        let _ = writeln!(
+            s,
+            "no significant slow-down beyond {threshold_pct}% ({} rows compared)",
+            findings.len()
+        );
     } else {
-        let _ = writeln!(s, "{} red flag(s): significant slow-down beyond {threshold_pct}% or a new failure", red.len());
+        let _ = writeln!(
+            s,
+            "{} red flag(s): significant slow-down beyond {threshold_pct}% or a new failure",
+            red.len()
+        );
     }
     s
 }

@@ -8,7 +8,9 @@
 pub fn parse_age(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: u64 = num.parse().map_err(|_| format!("`{s}`: expected a number and a unit, like 24h"))?;
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("`{s}`: expected a number and a unit, like 24h"))?;
     let mult = match unit {
         "s" | "" => 1,
         "m" => 60,
@@ -20,7 +22,12 @@ pub fn parse_age(s: &str) -> Result<u64, String> {
 }
 
 /// Ok(message) when fresh, Err(why) when stale.
-pub fn check(run_unix: u64, now_unix: u64, max_age_s: u64, last_runtime_commit: Option<u64>) -> Result<String, String> {
+pub fn check(
+    run_unix: u64,
+    now_unix: u64,
+    max_age_s: u64,
+    last_runtime_commit: Option<u64>,
+) -> Result<String, String> {
     let age = now_unix.saturating_sub(run_unix);
     if age > max_age_s {
         return Err(format!(
@@ -37,7 +44,10 @@ pub fn check(run_unix: u64, now_unix: u64, max_age_s: u64, last_runtime_commit: 
             ));
         }
     }
-    Ok(format!("benchmarks are fresh: latest run {} old", human(age)))
+    Ok(format!(
+        "benchmarks are fresh: latest run {} old",
+        human(age)
+    ))
 }
 
 fn human(s: u64) -> String {
@@ -63,8 +73,12 @@ mod tests {
         assert_eq!(parse_age("2d").unwrap(), 172_800);
         assert!(parse_age("h").is_err() && parse_age("3w").is_err());
         assert!(check(1000, 1100, 3600, None).is_ok());
-        assert!(check(1000, 1000 + 7200, 3600, None).unwrap_err().contains("stale"));
-        assert!(check(1000, 1100, 3600, Some(1050)).unwrap_err().contains("crates/spindle"));
+        assert!(check(1000, 1000 + 7200, 3600, None)
+            .unwrap_err()
+            .contains("stale"));
+        assert!(check(1000, 1100, 3600, Some(1050))
+            .unwrap_err()
+            .contains("crates/spindle"));
         assert!(check(1000, 1100, 3600, Some(900)).is_ok());
     }
 }

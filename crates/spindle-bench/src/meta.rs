@@ -27,6 +27,9 @@ pub struct Toolchains {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunMeta {
+    /// Unique per suite run (Unix time in nanoseconds, hex): groups history lines.
+    #[serde(default)]
+    pub run_id: String,
     /// RFC 3339 UTC.
     pub date: String,
     pub timestamp_unix: u64,
@@ -38,7 +41,10 @@ pub struct RunMeta {
 }
 
 pub fn now_unix() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
@@ -59,15 +65,28 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 pub fn rfc3339(unix: u64) -> String {
     let (y, mo, d) = civil_from_days((unix / 86_400) as i64);
     let s = unix % 86_400;
-    format!("{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}Z", s / 3600, s / 60 % 60, s % 60)
+    format!(
+        "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        s / 3600,
+        s / 60 % 60,
+        s % 60
+    )
 }
 
 fn first_line(cmd: &str, args: &[&str], dir: &Path) -> Option<String> {
-    let o = Command::new(cmd).args(args).current_dir(dir).output().ok()?;
+    let o = Command::new(cmd)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .ok()?;
     if !o.status.success() {
         return None;
     }
-    let s = String::from_utf8_lossy(&o.stdout).lines().next()?.trim().to_string();
+    let s = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .next()?
+        .trim()
+        .to_string();
     (!s.is_empty()).then_some(s)
 }
 
@@ -76,7 +95,11 @@ pub fn cpu_model() -> String {
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("model name") || l.starts_with("Model") || l.starts_with("Hardware"))
+                .find(|l| {
+                    l.starts_with("model name")
+                        || l.starts_with("Model")
+                        || l.starts_with("Hardware")
+                })
                 .and_then(|l| l.split_once(':'))
                 .map(|(_, v)| v.trim().to_string())
         })
@@ -84,22 +107,32 @@ pub fn cpu_model() -> String {
 }
 
 pub fn cores() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 /// Unix time of the last commit touching `path` (relative to `root`).
 pub fn last_commit_touching(root: &Path, path: &str) -> Option<u64> {
-    first_line("git", &["log", "-1", "--format=%ct", "--", path], root)?.parse().ok()
+    first_line("git", &["log", "-1", "--format=%ct", "--", path], root)?
+        .parse()
+        .ok()
 }
 
 pub fn collect(root: &Path) -> RunMeta {
     let ts = now_unix();
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let go = std::env::var("GO").unwrap_or_else(|_| "go".into());
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
     RunMeta {
+        run_id: format!("{nanos:x}"),
         date: rfc3339(ts),
         timestamp_unix: ts,
-        git_commit: first_line("git", &["rev-parse", "HEAD"], root).unwrap_or_else(|| "unknown".into()),
+        git_commit: first_line("git", &["rev-parse", "HEAD"], root)
+            .unwrap_or_else(|| "unknown".into()),
         git_dirty: Command::new("git")
             .args(["status", "--porcelain", "--untracked-files=no"])
             .current_dir(root)

@@ -39,7 +39,16 @@ pub const RUST_PEERS: &[(&str, &str, &str)] = &[
 ];
 
 /// Every built-in peer, in report order.
-pub const KNOWN: &[&str] = &["spindle", "go", "tokio", "std", "rayon", "crossbeam", "flume", "kanal"];
+pub const KNOWN: &[&str] = &[
+    "spindle",
+    "go",
+    "tokio",
+    "std",
+    "rayon",
+    "crossbeam",
+    "flume",
+    "kanal",
+];
 
 /// A peer ready to run.
 #[derive(Debug, Clone)]
@@ -149,7 +158,10 @@ fn build_rust(root: &Path, profile: &str, pkgs: &[&str]) -> BTreeMap<String, Str
     for p in pkgs {
         cmd.args(["-p", p]);
     }
-    eprintln!("spindle-bench: building peers: cargo build --profile {profile} -p {}", pkgs.join(" -p "));
+    eprintln!(
+        "spindle-bench: building peers: cargo build --profile {profile} -p {}",
+        pkgs.join(" -p ")
+    );
     match cmd.stdout(stderr_stdio()).status() {
         Ok(s) if s.success() => return failed,
         Ok(_) => {}
@@ -164,14 +176,29 @@ fn build_rust(root: &Path, profile: &str, pkgs: &[&str]) -> BTreeMap<String, Str
     for p in pkgs {
         let out = Command::new(cargo())
             .current_dir(root)
-            .args(["build", "--profile", profile, "-p", p, "--message-format", "short"])
+            .args([
+                "build",
+                "--profile",
+                profile,
+                "-p",
+                p,
+                "--message-format",
+                "short",
+            ])
             .output();
         match out {
             Ok(o) if o.status.success() => {}
             Ok(o) => {
                 let err = String::from_utf8_lossy(&o.stderr);
-                let lines: Vec<&str> = err.lines().filter(|l| l.contains("error")).take(3).collect();
-                failed.insert(p.to_string(), format!("build failed: {}", lines.join(" | ")));
+                let lines: Vec<&str> = err
+                    .lines()
+                    .filter(|l| l.contains("error"))
+                    .take(3)
+                    .collect();
+                failed.insert(
+                    p.to_string(),
+                    format!("build failed: {}", lines.join(" | ")),
+                );
             }
             Err(e) => {
                 failed.insert(p.to_string(), format!("could not run cargo: {e}"));
@@ -188,7 +215,10 @@ fn build_go(root: &Path, out: &Path) -> Result<(), String> {
         return Err("peers/go has no go.mod yet".into());
     }
     let go = std::env::var("GO").unwrap_or_else(|_| "go".into());
-    eprintln!("spindle-bench: building peers: (cd peers/go && {go} build -o {} .)", out.display());
+    eprintln!(
+        "spindle-bench: building peers: (cd peers/go && {go} build -o {} .)",
+        out.display()
+    );
     let o = Command::new(&go)
         .current_dir(&dir)
         .args(["build", "-o"])
@@ -198,7 +228,9 @@ fn build_go(root: &Path, out: &Path) -> Result<(), String> {
         .stderr(Stdio::piped())
         .output();
     match o {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!("`{go}` not found on PATH")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(format!("`{go}` not found on PATH"))
+        }
         Err(e) => Err(format!("could not run `{go}`: {e}")),
         Ok(o) if o.status.success() => Ok(()),
         Ok(o) => {
@@ -225,7 +257,11 @@ pub fn query_list(path: &Path) -> Result<BTreeMap<String, Result<(), String>>, S
             Some("unsupported") => {
                 if let Some(n) = it.next() {
                     let reason: Vec<&str> = it.collect();
-                    let reason = if reason.is_empty() { "unsupported".to_string() } else { reason.join(" ") };
+                    let reason = if reason.is_empty() {
+                        "unsupported".to_string()
+                    } else {
+                        reason.join(" ")
+                    };
                     map.insert(n.to_string(), Err(reason));
                 }
             }
@@ -245,7 +281,10 @@ pub fn query_list(path: &Path) -> Result<BTreeMap<String, Result<(), String>>, S
         Exit::Signal(s) => format!("signal {s}"),
         Exit::TimedOut => "timed out".into(),
     };
-    Err(format!("`list` names no workload ({exit}{}{said})", if said.is_empty() { "" } else { ": " }))
+    Err(format!(
+        "`list` names no workload ({exit}{}{said})",
+        if said.is_empty() { "" } else { ": " }
+    ))
 }
 
 /// Every valid peer name: the built-in ones and the extras.
@@ -268,7 +307,10 @@ pub fn select(spec: &str, opts: &BuildOptions) -> Result<Vec<String>, String> {
     let mut wanted = Vec::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         if !valid.iter().any(|v| v == part) {
-            return Err(format!("unknown peer `{part}`; valid names: all, {}", valid.join(", ")));
+            return Err(format!(
+                "unknown peer `{part}`; valid names: all, {}",
+                valid.join(", ")
+            ));
         }
         wanted.push(part.to_string());
     }
@@ -314,17 +356,32 @@ pub fn discover(names: &[String], opts: &BuildOptions) -> Vec<PeerInfo> {
             } else if name == "go" {
                 go_bin.clone()
             } else {
-                let bin = RUST_PEERS.iter().find(|(n, _, _)| n == name).map(|(_, _, b)| *b).unwrap_or("?");
+                let bin = RUST_PEERS
+                    .iter()
+                    .find(|(n, _, _)| n == name)
+                    .map(|(_, _, b)| *b)
+                    .unwrap_or("?");
                 bin_dir.join(bin)
             };
             let available = if let Some(e) = build_errors.get(name) {
                 Err(e.clone())
             } else if !path.exists() {
-                Err(format!("no binary at {}{}", path.display(), if opts.no_build { " (--no-build)" } else { "" }))
+                Err(format!(
+                    "no binary at {}{}",
+                    path.display(),
+                    if opts.no_build { " (--no-build)" } else { "" }
+                ))
             } else {
-                query_list(&path).map(|workloads| Peer { name: name.clone(), path: path.clone(), workloads })
+                query_list(&path).map(|workloads| Peer {
+                    name: name.clone(),
+                    path: path.clone(),
+                    workloads,
+                })
             };
-            PeerInfo { name: name.clone(), available }
+            PeerInfo {
+                name: name.clone(),
+                available,
+            }
         })
         .collect()
 }
@@ -334,15 +391,27 @@ mod tests {
     use super::*;
 
     fn opts() -> BuildOptions {
-        BuildOptions { no_build: true, cargo_profile: "release".into(), extra: vec![("fake".into(), "/x".into())] }
+        BuildOptions {
+            no_build: true,
+            cargo_profile: "release".into(),
+            extra: vec![("fake".into(), "/x".into())],
+        }
     }
 
     #[test]
     fn selects_peers_in_report_order_and_rejects_unknown_names() {
-        assert_eq!(select("tokio,spindle", &opts()).unwrap(), vec!["spindle", "tokio"]);
-        assert!(select("all", &opts()).unwrap().contains(&"fake".to_string()));
+        assert_eq!(
+            select("tokio,spindle", &opts()).unwrap(),
+            vec!["spindle", "tokio"]
+        );
+        assert!(select("all", &opts())
+            .unwrap()
+            .contains(&"fake".to_string()));
         let e = select("spindle,nodejs", &opts()).unwrap_err();
-        assert!(e.contains("nodejs") && e.contains("tokio") && e.contains("fake"), "{e}");
+        assert!(
+            e.contains("nodejs") && e.contains("tokio") && e.contains("fake"),
+            "{e}"
+        );
     }
 
     #[test]

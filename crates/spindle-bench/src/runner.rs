@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::peers::Peer;
-use crate::workloads::Workload;
+use crate::workloads::{Profile, Workload};
 
 /// Exit status of a peer asked for a workload it cannot express.
 pub const EXIT_UNSUPPORTED: i32 = 3;
@@ -52,6 +52,23 @@ pub struct Outcome {
     pub user_ns: u64,
     pub sys_ns: u64,
     pub peak_rss_bytes: u64,
+    /// The harness's own peak RSS when it started the process: a child's
+    /// `ru_maxrss` never reads below it (Linux carries the spawning
+    /// process's high-water mark across exec), so a peak at or under this
+    /// floor means "at most this much".
+    pub rss_floor_bytes: u64,
+}
+
+/// This process's peak RSS so far.
+pub fn own_peak_rss() -> u64 {
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the valid struct we pass.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } == 0 {
+        ru.ru_maxrss as u64 * 1024
+    } else {
+        0
+    }
 }
 
 fn tv_ns(tv: libc::timeval) -> u64 {
@@ -60,6 +77,7 @@ fn tv_ns(tv: libc::timeval) -> u64 {
 
 /// Runs `bin args…` to completion or until `timeout`, measuring it.
 pub fn run_process(bin: &Path, args: &[String], timeout: Duration) -> std::io::Result<Outcome> {
+    let rss_floor_bytes = own_peak_rss();
     let start = Instant::now();
     let mut child = Command::new(bin)
         .args(args)
@@ -110,7 +128,8 @@ pub fn run_process(bin: &Path, args: &[String], timeout: Duration) -> std::io::R
             unsafe {
                 libc::kill(-pid, libc::SIGKILL);
             }
-            rx.recv().map_err(|_| std::io::Error::other("wait thread vanished"))?
+            rx.recv()
+                .map_err(|_| std::io::Error::other("wait thread vanished"))?
         }
     }?;
     drop(child);
@@ -133,6 +152,7 @@ pub fn run_process(bin: &Path, args: &[String], timeout: Duration) -> std::io::R
         user_ns: tv_ns(ru.ru_utime),
         sys_ns: tv_ns(ru.ru_stime),
         peak_rss_bytes: ru.ru_maxrss as u64 * 1024,
+        rss_floor_bytes,
     })
 }
 
@@ -169,19 +189,35 @@ pub struct ResultLine {
 
 /// Finds and parses the result line in a peer's stdout.
 pub fn parse_result_line(stdout: &str) -> Result<ResultLine, String> {
-    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("SPINDLE-BENCH ")).collect();
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("SPINDLE-BENCH "))
+        .collect();
     let line = match lines.as_slice() {
         [one] => *one,
         [] => return Err("no `SPINDLE-BENCH` result line on stdout".into()),
-        _ => return Err(format!("{} result lines on stdout, expected one", lines.len())),
+        _ => {
+            return Err(format!(
+                "{} result lines on stdout, expected one",
+                lines.len()
+            ))
+        }
     };
     let mut kv = BTreeMap::new();
     for field in line.split_whitespace().skip(1) {
-        let (k, v) = field.split_once('=').ok_or_else(|| format!("field `{field}` is not key=value"))?;
+        let (k, v) = field
+            .split_once('=')
+            .ok_or_else(|| format!("field `{field}` is not key=value"))?;
         kv.insert(k.to_string(), v.to_string());
     }
-    let mut take = |k: &str| kv.remove(k).ok_or_else(|| format!("result line lacks `{k}=`"));
-    let num = |k: &str, v: String| v.parse::<u64>().map_err(|_| format!("`{k}={v}` is not a non-negative integer"));
+    let mut take = |k: &str| {
+        kv.remove(k)
+            .ok_or_else(|| format!("result line lacks `{k}=`"))
+    };
+    let num = |k: &str, v: String| {
+        v.parse::<u64>()
+            .map_err(|_| format!("`{k}={v}` is not a non-negative integer"))
+    };
     let workload = take("workload")?;
     let peer = take("peer")?;
     let size = num("size", take("size")?)?;
@@ -189,7 +225,16 @@ pub fn parse_result_line(stdout: &str) -> Result<ResultLine, String> {
     let result = take("result")?;
     let ops = num("ops", take("ops")?)?;
     let ns = num("ns", take("ns")?)?;
-    Ok(ResultLine { workload, peer, size, workers, result, ops, ns, extra: kv })
+    Ok(ResultLine {
+        workload,
+        peer,
+        size,
+        workers,
+        result,
+        ops,
+        ns,
+        extra: kv,
+    })
 }
 
 /// One counted run of a row.
@@ -200,6 +245,7 @@ pub struct Sample {
     pub user_ns: u64,
     pub sys_ns: u64,
     pub peak_rss_bytes: u64,
+    pub rss_floor_bytes: u64,
 }
 
 /// What became of a (workload, peer) row.
@@ -211,6 +257,8 @@ pub enum Status {
     Failed(String),
     /// The peer says it cannot express this workload.
     Unsupported(String),
+    /// Not run in this profile (a slow reference peer on the quick profile).
+    Skipped(String),
 }
 
 /// One (workload, peer) row after the suite ran.
@@ -249,6 +297,8 @@ pub struct Plan {
     pub warmup: u32,
     pub runs: u32,
     pub timeout: Duration,
+    /// Decides which rows the quick profile skips.
+    pub profile: Profile,
 }
 
 /// Checks one run's outcome against what was asked; `Ok` carries the parsed line.
@@ -261,14 +311,22 @@ pub fn check_run(
 ) -> Result<ResultLine, Status> {
     let why = |msg: String| {
         let t = tail(&o.stderr, 5);
-        Status::Failed(if t.is_empty() { msg } else { format!("{msg}; stderr: {t}") })
+        Status::Failed(if t.is_empty() {
+            msg
+        } else {
+            format!("{msg}; stderr: {t}")
+        })
     };
     match &o.exit {
         Exit::TimedOut => return Err(why("timed out".into())),
         Exit::Signal(s) => return Err(why(format!("killed by signal {s}"))),
         Exit::Code(EXIT_UNSUPPORTED) => {
             let reason = o.stderr.trim();
-            return Err(Status::Unsupported(if reason.is_empty() { "unsupported".into() } else { tail(reason, 2) }));
+            return Err(Status::Unsupported(if reason.is_empty() {
+                "unsupported".into()
+            } else {
+                tail(reason, 2)
+            }));
         }
         Exit::Code(0) => {}
         Exit::Code(c) => return Err(why(format!("exit status {c}"))),
@@ -281,7 +339,10 @@ pub fn check_run(
         )));
     }
     if line.result != expected {
-        return Err(why(format!("wrong result: got {}, expected {}", line.result, expected)));
+        return Err(why(format!(
+            "wrong result: got {}, expected {}",
+            line.result, expected
+        )));
     }
     Ok(line)
 }
@@ -297,7 +358,13 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(total: usize, quiet: bool) -> Self {
-        Progress { total, done: 0, tty: std::io::stderr().is_terminal(), started: Instant::now(), quiet }
+        Progress {
+            total,
+            done: 0,
+            tty: std::io::stderr().is_terminal(),
+            started: Instant::now(),
+            quiet,
+        }
     }
     fn step(&mut self, what: &str) {
         self.done += 1;
@@ -323,6 +390,7 @@ impl Progress {
                 Status::Ok => format!("{} ok", r.peer),
                 Status::Failed(_) => format!("{} FAILED", r.peer),
                 Status::Unsupported(_) => format!("{} n/a", r.peer),
+                Status::Skipped(_) => format!("{} skipped", r.peer),
             })
             .collect();
         let mut e = std::io::stderr().lock();
@@ -340,7 +408,14 @@ impl Progress {
 
 /// The peer command line for one run.
 pub fn peer_args(w: &Workload, size: u64, workers: usize) -> Vec<String> {
-    vec!["run".into(), w.name.into(), "--size".into(), size.to_string(), "--workers".into(), workers.to_string()]
+    vec![
+        "run".into(),
+        w.name.into(),
+        "--size".into(),
+        size.to_string(),
+        "--workers".into(),
+        workers.to_string(),
+    ]
 }
 
 fn command_string(bin: &Path, args: &[String]) -> String {
@@ -370,6 +445,15 @@ pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
             .iter()
             .map(|p| {
                 let status = match p.support(w.name) {
+                    Ok(())
+                        if plan.profile == Profile::Quick
+                            && w.quick_skip.contains(&p.name.as_str()) =>
+                    {
+                        Status::Skipped(format!(
+                            "not run on the quick profile ({}); see --profile full",
+                            w.quick_skip_why
+                        ))
+                    }
                     Ok(()) => Status::Ok,
                     Err(reason) => Status::Unsupported(reason),
                 };
@@ -405,7 +489,8 @@ pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
                 let outcome = match run_process(bin, &args, plan.timeout) {
                     Ok(o) => o,
                     Err(e) => {
-                        row.status = Status::Failed(format!("could not start {}: {e}", bin.display()));
+                        row.status =
+                            Status::Failed(format!("could not start {}: {e}", bin.display()));
                         continue;
                     }
                 };
@@ -421,6 +506,7 @@ pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
                                 user_ns: outcome.user_ns,
                                 sys_ns: outcome.sys_ns,
                                 peak_rss_bytes: outcome.peak_rss_bytes,
+                                rss_floor_bytes: outcome.rss_floor_bytes,
                             });
                         }
                     }
@@ -460,20 +546,33 @@ mod tests {
 
     #[test]
     fn rejects_malformed_result_lines() {
-        assert!(parse_result_line("nothing here").unwrap_err().contains("no `SPINDLE-BENCH`"));
-        let e = parse_result_line("SPINDLE-BENCH workload=x peer=p size=1 workers=1 result=1 ops=1").unwrap_err();
+        assert!(parse_result_line("nothing here")
+            .unwrap_err()
+            .contains("no `SPINDLE-BENCH`"));
+        let e =
+            parse_result_line("SPINDLE-BENCH workload=x peer=p size=1 workers=1 result=1 ops=1")
+                .unwrap_err();
         assert!(e.contains("ns"), "{e}");
-        let e = parse_result_line("SPINDLE-BENCH workload=x peer=p size=-1 workers=1 result=1 ops=1 ns=1")
-            .unwrap_err();
+        let e = parse_result_line(
+            "SPINDLE-BENCH workload=x peer=p size=-1 workers=1 result=1 ops=1 ns=1",
+        )
+        .unwrap_err();
         assert!(e.contains("size=-1"), "{e}");
-        let two = "SPINDLE-BENCH workload=x peer=p size=1 workers=1 result=1 ops=1 ns=1\n".repeat(2);
-        assert!(parse_result_line(&two).unwrap_err().contains("2 result lines"));
+        let two =
+            "SPINDLE-BENCH workload=x peer=p size=1 workers=1 result=1 ops=1 ns=1\n".repeat(2);
+        assert!(parse_result_line(&two)
+            .unwrap_err()
+            .contains("2 result lines"));
     }
 
     #[test]
     fn measures_a_process_from_outside() {
-        let o = run_process(Path::new("/bin/sh"), &["-c".into(), "echo hi; echo oops >&2; exit 4".into()], Duration::from_secs(10))
-            .unwrap();
+        let o = run_process(
+            Path::new("/bin/sh"),
+            &["-c".into(), "echo hi; echo oops >&2; exit 4".into()],
+            Duration::from_secs(10),
+        )
+        .unwrap();
         assert_eq!(o.exit, Exit::Code(4));
         assert_eq!(o.stdout.trim(), "hi");
         assert_eq!(o.stderr.trim(), "oops");
@@ -483,7 +582,12 @@ mod tests {
     #[test]
     fn kills_a_process_past_its_time_limit() {
         let t = Instant::now();
-        let o = run_process(Path::new("/bin/sh"), &["-c".into(), "sleep 20".into()], Duration::from_millis(200)).unwrap();
+        let o = run_process(
+            Path::new("/bin/sh"),
+            &["-c".into(), "sleep 20".into()],
+            Duration::from_millis(200),
+        )
+        .unwrap();
         assert_eq!(o.exit, Exit::TimedOut);
         assert!(t.elapsed() < Duration::from_secs(10));
     }

@@ -9,7 +9,10 @@
 //!   estimate is the geometric mean of the per-round ratios; its 95 %
 //!   confidence interval is a percentile bootstrap over those ratios with a
 //!   fixed-seed RNG, so the same samples always give the same interval. The
-//!   difference is *significant* when the interval excludes 1.
+//!   difference is *significant* when the interval excludes 1 and rests on
+//!   at least [`MIN_SIGNIFICANT_N`] pairs. With 3 pairs that means all three
+//!   rounds agree on the direction (a 1-in-4 event under no difference); with
+//!   5, 1 in 16: use the full profile for decisions.
 //! - [`unpaired_ratio`]: the same for two independent sets of samples (a
 //!   saved baseline against the latest run): ratio of medians, bootstrap
 //!   resampling each side on its own.
@@ -22,6 +25,9 @@ use serde::{Deserialize, Serialize};
 
 /// Bootstrap resamples. Enough for a stable 95 % interval, cheap for 300 rows.
 pub const BOOTSTRAP_RESAMPLES: usize = 2000;
+/// Fewer pairs (or samples a side) than this are never called significant:
+/// a bootstrap over one or two values says nothing about the spread.
+pub const MIN_SIGNIFICANT_N: usize = 3;
 /// The fixed seed: the same samples give the same interval on every machine.
 pub const BOOTSTRAP_SEED: u64 = 0x5EED_5B1D_1E00_0001;
 
@@ -48,7 +54,11 @@ pub fn median(xs: &[f64]) -> Option<f64> {
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
     let m = v.len() / 2;
-    Some(if v.len() % 2 == 1 { v[m] } else { (v[m - 1] + v[m]) / 2.0 })
+    Some(if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    })
 }
 
 /// Median absolute deviation, scaled by 1.4826.
@@ -79,7 +89,16 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
         .filter(|(_, &x)| (x - med).abs() > 3.0 * mad && mad > 0.0)
         .map(|(i, _)| i)
         .collect();
-    Some(Summary { n, min, median: med, mean, max, stddev, mad, outliers })
+    Some(Summary {
+        n,
+        min,
+        median: med,
+        mean,
+        max,
+        stddev,
+        mad,
+        outliers,
+    })
 }
 
 /// A small, fast, deterministic RNG (SplitMix64). Not for cryptography.
@@ -132,15 +151,25 @@ fn finish(ratio: f64, mut boots: Vec<f64>, n: usize) -> Ratio {
     boots.sort_by(f64::total_cmp);
     let lo = percentile_sorted(&boots, 0.025);
     let hi = percentile_sorted(&boots, 0.975);
-    Ratio { ratio, lo, hi, n, significant: lo > 1.0 || hi < 1.0 }
+    Ratio {
+        ratio,
+        lo,
+        hi,
+        n,
+        significant: n >= MIN_SIGNIFICANT_N && (lo > 1.0 || hi < 1.0),
+    }
 }
 
 /// Ratio of A's times to B's from paired samples (`a[r]` ran beside `b[r]`).
 ///
 /// Pairs where either side is not positive are skipped; `None` when no pair is left.
 pub fn paired_ratio(a: &[f64], b: &[f64]) -> Option<Ratio> {
-    let logs: Vec<f64> =
-        a.iter().zip(b).filter(|(x, y)| **x > 0.0 && **y > 0.0).map(|(x, y)| (x / y).ln()).collect();
+    let logs: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .filter(|(x, y)| **x > 0.0 && **y > 0.0)
+        .map(|(x, y)| (x / y).ln())
+        .collect();
     if logs.is_empty() {
         return None;
     }
@@ -239,6 +268,8 @@ mod tests {
         let r = paired_ratio(&[5.0, 5.0, 5.0], &[5.0, 5.0, 5.0]).unwrap();
         assert!(close(r.ratio, 1.0) && !r.significant);
         assert!(paired_ratio(&[], &[]).is_none());
+        // Two pairs, however far apart, are too few to call.
+        assert!(!paired_ratio(&[1.0, 1.0], &[2.0, 2.0]).unwrap().significant);
     }
 
     #[test]

@@ -29,7 +29,14 @@ pub fn camel(name: &str) -> String {
 pub fn line(workload: &str, peer: &str, workers: usize, ops: u64, ns: u64) -> String {
     let ops = ops.max(1);
     let per = ns as f64 / ops as f64;
-    format!("Benchmark{}/impl={}-{}\t{}\t{} ns/op", camel(workload), peer, workers, ops, fmt_per(per))
+    format!(
+        "Benchmark{}/impl={}-{}\t{}\t{} ns/op",
+        camel(workload),
+        peer,
+        workers,
+        ops,
+        fmt_per(per)
+    )
 }
 
 fn fmt_per(x: f64) -> String {
@@ -70,7 +77,13 @@ mod tests {
             line("skynet", "spindle", 2, 100_000, 25_000_000),
             "BenchmarkSkynet/impl=spindle-2\t100000\t250 ns/op"
         );
-        assert_eq!(line("fib", "go", 4, 1, 1_500), "BenchmarkFib/impl=go-4\t1\t1500 ns/op");
-        assert_eq!(line("pingpong", "go", 2, 1000, 12_345), "BenchmarkPingpong/impl=go-2\t1000\t12.345 ns/op");
+        assert_eq!(
+            line("fib", "go", 4, 1, 1_500),
+            "BenchmarkFib/impl=go-4\t1\t1500 ns/op"
+        );
+        assert_eq!(
+            line("pingpong", "go", 2, 1000, 12_345),
+            "BenchmarkPingpong/impl=go-2\t1000\t12.345 ns/op"
+        );
     }
 }

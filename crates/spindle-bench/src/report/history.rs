@@ -4,7 +4,7 @@
 //! Each line carries what is needed to plot a row over commits without the
 //! run it came from: git commit, date, machine (cores, CPU model), toolchain
 //! versions, workload, peer, profile, size, workers, status, the samples and
-//! the peak RSS. Unsupported rows are not recorded; failed rows are, with no
+//! the peak RSS. Unsupported and skipped rows are not recorded; failed rows are, with no
 //! samples. Lines that do not parse are skipped when reading (the file is
 //! append-only and may be hand-edited), but counted.
 
@@ -18,6 +18,8 @@ use crate::meta::{Machine, Toolchains};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HistoryLine {
+    #[serde(default)]
+    pub run_id: String,
     pub date: String,
     pub timestamp_unix: u64,
     pub git_commit: String,
@@ -39,8 +41,9 @@ pub struct HistoryLine {
 pub fn lines_of(run: &LatestRun) -> Vec<HistoryLine> {
     run.results
         .iter()
-        .filter(|r| r.status != "unsupported")
+        .filter(|r| r.status == "ok" || r.status == "failed")
         .map(|r| HistoryLine {
+            run_id: run.meta.run_id.clone(),
             date: run.meta.date.clone(),
             timestamp_unix: run.meta.timestamp_unix,
             git_commit: run.meta.git_commit.clone(),
@@ -62,7 +65,10 @@ pub fn lines_of(run: &LatestRun) -> Vec<HistoryLine> {
 }
 
 pub fn to_jsonl(lines: &[HistoryLine]) -> String {
-    lines.iter().map(|l| serde_json::to_string(l).expect("history line serialises") + "\n").collect()
+    lines
+        .iter()
+        .map(|l| serde_json::to_string(l).expect("history line serialises") + "\n")
+        .collect()
 }
 
 /// Parses JSONL; returns the good lines and how many were skipped.
@@ -79,7 +85,10 @@ pub fn parse(text: &str) -> (Vec<HistoryLine>, usize) {
 }
 
 pub fn append(path: &Path, run: &LatestRun) -> std::io::Result<()> {
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
     f.write_all(to_jsonl(&lines_of(run)).as_bytes())
 }
 
@@ -96,12 +105,20 @@ mod tests {
 
     fn sample() -> HistoryLine {
         HistoryLine {
+            run_id: "1".into(),
             date: "2026-11-21T19:00:00Z".into(),
             timestamp_unix: 1,
             git_commit: "abc".into(),
             git_dirty: false,
-            machine: Machine { cores: 2, cpu_model: "Some CPU @ 2GHz".into(), os: "linux x86_64".into() },
-            toolchains: Toolchains { rustc: "rustc 1.95.0".into(), go: "go version go1.26".into() },
+            machine: Machine {
+                cores: 2,
+                cpu_model: "Some CPU @ 2GHz".into(),
+                os: "linux x86_64".into(),
+            },
+            toolchains: Toolchains {
+                rustc: "rustc 1.95.0".into(),
+                go: "go version go1.26".into(),
+            },
             profile: "quick".into(),
             workload: "skynet".into(),
             peer: "spindle".into(),

@@ -61,12 +61,18 @@ struct Bar {
 }
 
 const W: f64 = 720.0;
+/// Runs shown in a history chart, the most recent.
+const MAX_HISTORY: usize = 30;
 const LABEL_W: f64 = 260.0;
 const BAR_H: f64 = 18.0;
 const GAP: f64 = 6.0;
 
 fn bar_chart(title: &str, bars: &[Bar], fmt: &dyn Fn(f64) -> String) -> String {
-    let ours = bars.iter().filter(|b| !b.published).map(|b| b.hi.max(b.value)).fold(0.0, f64::max);
+    let ours = bars
+        .iter()
+        .filter(|b| !b.published)
+        .map(|b| b.hi.max(b.value))
+        .fold(0.0, f64::max);
     let all = bars.iter().map(|b| b.value).fold(0.0, f64::max);
     // Scale to our own bars; published bars beyond the axis are clipped and marked.
     let axis = if ours > 0.0 { ours * 1.15 } else { all * 1.15 };
@@ -83,14 +89,22 @@ fn bar_chart(title: &str, bars: &[Bar], fmt: &dyn Fn(f64) -> String) -> String {
         let y = 24.0 + i as f64 * (BAR_H + GAP);
         let clipped = b.value > axis;
         let bw = (b.value.min(axis) / axis * plot_w).max(1.0);
-        let fill = if b.published { "#bbbbbb" } else { b.color.as_str() };
+        let fill = if b.published {
+            "#bbbbbb"
+        } else {
+            b.color.as_str()
+        };
         let _ = write!(
             s,
             r#"<text x="{lx}" y="{ty}" text-anchor="end" class="bl">{label}</text><rect x="{LABEL_W}" y="{y}" width="{bw:.1}" height="{BAR_H}" fill="{fill}"{stroke}><title>{tip}</title></rect>"#,
             lx = LABEL_W - 6.0,
             ty = y + BAR_H - 5.0,
             label = esc(&b.label),
-            stroke = if b.published { r##" stroke="#666" stroke-dasharray="3 2""## } else { "" },
+            stroke = if b.published {
+                r##" stroke="#666" stroke-dasharray="3 2""##
+            } else {
+                ""
+            },
             tip = esc(&b.tooltip),
         );
         if !b.published && b.hi > b.lo {
@@ -119,7 +133,11 @@ fn bar_chart(title: &str, bars: &[Bar], fmt: &dyn Fn(f64) -> String) -> String {
 
 fn line_chart(title: &str, x_labels: &[String], series: &[(String, Vec<(usize, f64)>)]) -> String {
     let (w, h, left, bottom, top) = (W, 220.0, 70.0, 40.0, 24.0);
-    let ymax = series.iter().flat_map(|(_, p)| p.iter().map(|(_, y)| *y)).fold(0.0, f64::max) * 1.1;
+    let ymax = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|(_, y)| *y))
+        .fold(0.0, f64::max)
+        * 1.1;
     let ymax = if ymax > 0.0 { ymax } else { 1.0 };
     let n = x_labels.len().max(2);
     let px = |i: usize| left + (w - left - 20.0) * i as f64 / (n - 1) as f64;
@@ -146,15 +164,25 @@ fn line_chart(title: &str, x_labels: &[String], series: &[(String, Vec<(usize, f
     }
     for (k, (peer, pts)) in series.iter().enumerate() {
         let c = color(peer);
-        let path: Vec<String> = pts.iter().map(|&(i, y)| format!("{:.1},{:.1}", px(i), py(y))).collect();
-        let _ = write!(s, r#"<polyline fill="none" stroke="{c}" stroke-width="2" points="{}"/>"#, path.join(" "));
+        let path: Vec<String> = pts
+            .iter()
+            .map(|&(i, y)| format!("{:.1},{:.1}", px(i), py(y)))
+            .collect();
+        let _ = write!(
+            s,
+            r#"<polyline fill="none" stroke="{c}" stroke-width="2" points="{}"/>"#,
+            path.join(" ")
+        );
         for &(i, y) in pts {
             let _ = write!(
                 s,
                 r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{c}"><title>{}</title></circle>"#,
                 px(i),
                 py(y),
-                esc(&format!("{peer} @ {}: {y:.2} ns/op", x_labels.get(i).map(String::as_str).unwrap_or("?")))
+                esc(&format!(
+                    "{peer} @ {}: {y:.2} ns/op",
+                    x_labels.get(i).map(String::as_str).unwrap_or("?")
+                ))
             );
         }
         let _ = write!(
@@ -245,19 +273,22 @@ fn workload_section(run: &LatestRun, name: &str, history: &[HistoryLine]) -> Str
             r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="24"><text x="0" y="16" class="ct">no successful row to chart</text></svg>"#
         );
     } else {
-        s.push_str(&bar_chart(&format!("{name}: ns per op (median, min–max whisker; grey = published)"), &bars, &|v| {
-            format!("{v:.1} ns/op")
-        }));
+        s.push_str(&bar_chart(
+            &format!("{name}: ns per op (median, min–max whisker; grey = published)"),
+            &bars,
+            &|v| format!("{v:.1} ns/op"),
+        ));
     }
 
     // Table.
     s.push_str("<table><tr><th>peer</th><th>status</th><th>median</th><th>±sd</th><th>ns/op</th><th>peak RSS</th><th>user+sys</th><th>vs go</th><th>vs tokio</th><th>extra</th></tr>");
     for r in &rows {
-        if r.status == "unsupported" {
+        if r.status == "unsupported" || r.status == "skipped" {
             let _ = write!(
                 s,
-                r#"<tr class="na"><td>{}</td><td colspan="9">unsupported: {}</td></tr>"#,
+                r#"<tr class="na"><td>{}</td><td colspan="9">{}: {}</td></tr>"#,
                 esc(&r.peer),
+                esc(&r.status),
                 esc(r.error.as_deref().unwrap_or(""))
             );
             continue;
@@ -285,7 +316,7 @@ fn workload_section(run: &LatestRun, name: &str, history: &[HistoryLine]) -> Str
             fmt_ns(med),
             if med > 0.0 { 100.0 * r.stddev_ns.unwrap_or(0.0) / med } else { 0.0 },
             r.ns_per_op.unwrap_or(0.0),
-            r.peak_rss_bytes.map(fmt_bytes).unwrap_or_default(),
+            r.rss_display(fmt_bytes),
             fmt_ns(cpu),
             ratio_cell(r, REFERENCES[0]),
             ratio_cell(r, REFERENCES[1]),
@@ -299,10 +330,20 @@ fn workload_section(run: &LatestRun, name: &str, history: &[HistoryLine]) -> Str
             let items: Vec<String> = w
                 .seeds
                 .iter()
-                .map(|f| format!("{} — {} ({}; {})", esc(f.system), esc(f.quote), esc(f.source), esc(f.hardware)))
+                .map(|f| {
+                    format!(
+                        "{} — {} ({}; {})",
+                        esc(f.system),
+                        esc(f.quote),
+                        esc(f.source),
+                        esc(f.hardware)
+                    )
+                })
                 .collect();
             s.push_str(&items.join("; "));
-            s.push_str(". Other hardware, other sizes: read as orders of magnitude, not ratios.</p>");
+            s.push_str(
+                ". Other hardware, other sizes: read as orders of magnitude, not ratios.</p>",
+            );
         }
     }
 
@@ -324,7 +365,11 @@ fn workload_section(run: &LatestRun, name: &str, history: &[HistoryLine]) -> Str
         })
         .collect();
     if !rss.is_empty() {
-        s.push_str(&bar_chart(&format!("{name}: peak RSS of the whole process"), &rss, &|v| fmt_bytes(v as u64)));
+        s.push_str(&bar_chart(
+            &format!("{name}: peak RSS of the whole process"),
+            &rss,
+            &|v| fmt_bytes(v as u64),
+        ));
     }
 
     // History over commits, same workload, profile and size.
@@ -333,23 +378,44 @@ fn workload_section(run: &LatestRun, name: &str, history: &[HistoryLine]) -> Str
             .iter()
             .filter(|h| h.workload == name && h.size == r0.size && h.profile == run.profile && h.ok)
             .collect();
-        let mut runs: Vec<(u64, String)> =
-            hist.iter().map(|h| (h.timestamp_unix, h.git_commit.clone())).collect::<BTreeSet<_>>().into_iter().collect();
+        // Distinct suite runs in time order, the last MAX_HISTORY of them.
+        let mut runs: Vec<(u64, String, String)> = hist
+            .iter()
+            .map(|h| (h.timestamp_unix, h.run_id.clone(), h.git_commit.clone()))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
         runs.sort();
+        let runs = runs.split_off(runs.len().saturating_sub(MAX_HISTORY));
         if runs.len() > 1 {
-            let labels: Vec<String> = runs.iter().map(|(_, c)| c.chars().take(7).collect()).collect();
+            let labels: Vec<String> = runs
+                .iter()
+                .map(|(_, _, c)| c.chars().take(7).collect())
+                .collect();
             let mut series: BTreeMap<String, Vec<(usize, f64)>> = BTreeMap::new();
             for h in &hist {
-                let i = runs.iter().position(|(t, c)| *t == h.timestamp_unix && *c == h.git_commit).unwrap_or(0);
+                let Some(i) = runs
+                    .iter()
+                    .position(|(t, id, _)| *t == h.timestamp_unix && *id == h.run_id)
+                else {
+                    continue;
+                };
                 if let (Some(m), Some(o)) = (h.median_ns, h.ops) {
-                    series.entry(h.peer.clone()).or_default().push((i, m / o.max(1) as f64));
+                    series
+                        .entry(h.peer.clone())
+                        .or_default()
+                        .push((i, m / o.max(1) as f64));
                 }
             }
             let mut series: Vec<(String, Vec<(usize, f64)>)> = series.into_iter().collect();
             for (_, p) in series.iter_mut() {
                 p.sort_by_key(|x| x.0);
             }
-            s.push_str(&line_chart(&format!("{name}: median ns/op over runs (by commit)"), &labels, &series));
+            s.push_str(&line_chart(
+                &format!("{name}: median ns/op over runs (by commit)"),
+                &labels,
+                &series,
+            ));
         } else {
             s.push_str("<p class=\"pub\">History: one run so far at this size.</p>");
         }
@@ -397,7 +463,11 @@ pub fn render(run: &LatestRun, history: &[HistoryLine]) -> String {
             "<li><span style=\"color:{}\">■</span> {}: {}</li>",
             color(&p.name),
             esc(&p.name),
-            if p.available { "available".to_string() } else { format!("unavailable — {}", esc(p.reason.as_deref().unwrap_or(""))) }
+            if p.available {
+                "available".to_string()
+            } else {
+                format!("unavailable — {}", esc(p.reason.as_deref().unwrap_or("")))
+            }
         );
     }
     s.push_str("</ul>");
@@ -414,9 +484,17 @@ pub fn render(run: &LatestRun, history: &[HistoryLine]) -> String {
             g.not_significant
         );
     }
-    let failed: Vec<&RowJson> = run.results.iter().filter(|r| r.status == "failed").collect();
+    let failed: Vec<&RowJson> = run
+        .results
+        .iter()
+        .filter(|r| r.status == "failed")
+        .collect();
     if !failed.is_empty() {
-        let _ = write!(s, "<p style=\"color:#b00\"><b>{} row(s) FAILED</b> (no time shown for them).</p>", failed.len());
+        let _ = write!(
+            s,
+            "<p style=\"color:#b00\"><b>{} row(s) FAILED</b> (no time shown for them).</p>",
+            failed.len()
+        );
     }
     let mut names: Vec<&str> = Vec::new();
     for r in &run.results {
@@ -425,7 +503,10 @@ pub fn render(run: &LatestRun, history: &[HistoryLine]) -> String {
         }
     }
     s.push_str("<nav><p>");
-    let links: Vec<String> = names.iter().map(|n| format!("<a href=\"#{0}\">{0}</a>", esc(n))).collect();
+    let links: Vec<String> = names
+        .iter()
+        .map(|n| format!("<a href=\"#{0}\">{0}</a>", esc(n)))
+        .collect();
     s.push_str(&links.join(" · "));
     s.push_str("</p></nav>");
     for n in names {
@@ -441,6 +522,9 @@ mod tests {
 
     #[test]
     fn escapes_markup() {
-        assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(
+            esc("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
     }
 }

@@ -42,7 +42,7 @@ pub struct RowJson {
     pub peer: String,
     pub command: String,
     pub ok: bool,
-    /// `ok`, `failed` or `unsupported`.
+    /// `ok`, `failed`, `unsupported` or `skipped` (not run in this profile).
     pub status: String,
     pub error: Option<String>,
     pub result: Option<String>,
@@ -65,6 +65,10 @@ pub struct RowJson {
     pub sys_ns: Vec<u64>,
     /// Largest peak RSS over the counted runs.
     pub peak_rss_bytes: Option<u64>,
+    /// The harness's own peak RSS when it spawned the runs; a child's peak
+    /// cannot read below it, so `peak_rss_bytes <= rss_floor_bytes` means
+    /// "at most this much" (see `runner::Outcome`).
+    pub rss_floor_bytes: Option<u64>,
     pub extra: BTreeMap<String, String>,
     /// Reference peer → ratio of this row's times to its times.
     pub ratios: BTreeMap<String, Ratio>,
@@ -80,6 +84,25 @@ pub struct RowJson {
 }
 
 impl RowJson {
+    /// Peak RSS for display: `≤ 5.6 MiB` when it is at the harness's floor.
+    pub fn rss_display(&self, fmt: fn(u64) -> String) -> String {
+        match (self.peak_rss_bytes, self.rss_floor_bytes) {
+            (Some(p), Some(f)) if p <= f => format!("≤{}", fmt(f)),
+            (Some(p), _) => fmt(p),
+            _ => String::new(),
+        }
+    }
+    /// The extra keys that matter for this workload, as `k=v` text.
+    pub fn extras_display(&self) -> String {
+        let keys = crate::workloads::find(&self.workload)
+            .map(|w| w.extra_keys)
+            .unwrap_or(&[]);
+        keys.iter()
+            .filter_map(|k| self.extra.get(*k).map(|v| format!("{k}={v}")))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     pub fn samples_f64(&self) -> Vec<f64> {
         self.samples_ns.iter().map(|&x| x as f64).collect()
     }
@@ -116,7 +139,9 @@ impl LatestRun {
         self.results.iter().any(|r| r.status == "failed")
     }
     pub fn row(&self, workload: &str, peer: &str) -> Option<&RowJson> {
-        self.results.iter().find(|r| r.workload == workload && r.peer == peer)
+        self.results
+            .iter()
+            .find(|r| r.workload == workload && r.peer == peer)
     }
 }
 
@@ -129,23 +154,45 @@ fn row_json(r: &Row) -> RowJson {
         Status::Ok => ("ok", None),
         Status::Failed(e) => ("failed", Some(e.clone())),
         Status::Unsupported(e) => ("unsupported", Some(e.clone())),
+        Status::Skipped(e) => ("skipped", Some(e.clone())),
     };
     let ok = r.ok() && !r.samples.is_empty();
-    let samples: Vec<u64> = if ok { r.samples.iter().map(|s| s.ns).collect() } else { Vec::new() };
+    let samples: Vec<u64> = if ok {
+        r.samples.iter().map(|s| s.ns).collect()
+    } else {
+        Vec::new()
+    };
     let f: Vec<f64> = samples.iter().map(|&x| x as f64).collect();
     let s = stats::summarize(&f);
     let pick = |g: fn(&stats::Summary) -> f64| s.as_ref().map(g);
-    let mean_of = |v: Vec<u64>| (!v.is_empty()).then(|| v.iter().sum::<u64>() as f64 / v.len() as f64);
-    let user: Vec<u64> = if ok { r.samples.iter().map(|s| s.user_ns).collect() } else { Vec::new() };
-    let sys: Vec<u64> = if ok { r.samples.iter().map(|s| s.sys_ns).collect() } else { Vec::new() };
+    let mean_of =
+        |v: Vec<u64>| (!v.is_empty()).then(|| v.iter().sum::<u64>() as f64 / v.len() as f64);
+    let user: Vec<u64> = if ok {
+        r.samples.iter().map(|s| s.user_ns).collect()
+    } else {
+        Vec::new()
+    };
+    let sys: Vec<u64> = if ok {
+        r.samples.iter().map(|s| s.sys_ns).collect()
+    } else {
+        Vec::new()
+    };
     RowJson {
         workload: r.workload.name.into(),
         group: r.workload.group.into(),
         peer: r.peer.clone(),
         command: r.command.clone(),
         ok,
-        status: if r.ok() && !ok { "failed".into() } else { status.into() },
-        error: if r.ok() && !ok { Some("no counted run".into()) } else { error },
+        status: if r.ok() && !ok {
+            "failed".into()
+        } else {
+            status.into()
+        },
+        error: if r.ok() && !ok {
+            Some("no counted run".into())
+        } else {
+            error
+        },
         result: r.result.clone(),
         expected: r.expected.clone(),
         ops: r.ops,
@@ -162,8 +209,21 @@ fn row_json(r: &Row) -> RowJson {
             (Some(m), Some(o)) if o > 0 && ok => Some(m / o as f64),
             _ => None,
         },
-        wall_ns: if ok { r.samples.iter().map(|s| s.wall_ns).collect() } else { Vec::new() },
-        peak_rss_bytes: if ok { r.samples.iter().map(|s| s.peak_rss_bytes).max() } else { None },
+        wall_ns: if ok {
+            r.samples.iter().map(|s| s.wall_ns).collect()
+        } else {
+            Vec::new()
+        },
+        peak_rss_bytes: if ok {
+            r.samples.iter().map(|s| s.peak_rss_bytes).max()
+        } else {
+            None
+        },
+        rss_floor_bytes: if ok {
+            r.samples.iter().map(|s| s.rss_floor_bytes).max()
+        } else {
+            None
+        },
         extra: r.extra.clone(),
         ratios: BTreeMap::new(),
         mean: pick(|s| s.mean).map(secs),
@@ -207,16 +267,25 @@ pub fn geomeans(rows: &[RowJson], peer: &str) -> Vec<Geomean> {
         .iter()
         .filter(|r| **r != peer)
         .filter_map(|reference| {
-            let ratios: Vec<Ratio> =
-                rows.iter().filter(|r| r.peer == peer).filter_map(|r| r.ratios.get(*reference).copied()).collect();
+            let ratios: Vec<Ratio> = rows
+                .iter()
+                .filter(|r| r.peer == peer)
+                .filter_map(|r| r.ratios.get(*reference).copied())
+                .collect();
             let g = stats::geomean(&ratios.iter().map(|r| r.ratio).collect::<Vec<_>>())?;
             Some(Geomean {
                 peer: peer.into(),
                 against: reference.to_string(),
                 geomean: g,
                 rows: ratios.len(),
-                faster: ratios.iter().filter(|r| r.significant && r.ratio < 1.0).count(),
-                slower: ratios.iter().filter(|r| r.significant && r.ratio > 1.0).count(),
+                faster: ratios
+                    .iter()
+                    .filter(|r| r.significant && r.ratio < 1.0)
+                    .count(),
+                slower: ratios
+                    .iter()
+                    .filter(|r| r.significant && r.ratio > 1.0)
+                    .count(),
                 not_significant: ratios.iter().filter(|r| !r.significant).count(),
             })
         })
@@ -231,7 +300,12 @@ pub struct RunSettings {
 }
 
 /// Analyses the runner's rows into the saved model.
-pub fn analyse(meta: RunMeta, settings: RunSettings, peers: &[PeerInfo], rows: &[Row]) -> LatestRun {
+pub fn analyse(
+    meta: RunMeta,
+    settings: RunSettings,
+    peers: &[PeerInfo],
+    rows: &[Row],
+) -> LatestRun {
     let mut results: Vec<RowJson> = rows.iter().map(row_json).collect();
     add_ratios(&mut results);
     let summary = geomeans(&results, "spindle");
@@ -248,7 +322,11 @@ pub fn analyse(meta: RunMeta, settings: RunSettings, peers: &[PeerInfo], rows: &
                 name: p.name.clone(),
                 available: p.available.is_ok(),
                 reason: p.available.as_ref().err().cloned(),
-                path: p.available.as_ref().ok().map(|x| x.path.display().to_string()),
+                path: p
+                    .available
+                    .as_ref()
+                    .ok()
+                    .map(|x| x.path.display().to_string()),
             })
             .collect(),
         results,
@@ -261,11 +339,16 @@ pub fn to_string(run: &LatestRun) -> String {
 }
 
 pub fn read(path: &std::path::Path) -> Result<LatestRun, String> {
-    let s = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_json::from_str(&s).map_err(|e| format!("{} is not a spindle-bench run: {e}", path.display()))
+    let s = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&s)
+        .map_err(|e| format!("{} is not a spindle-bench run: {e}", path.display()))
 }
 
 /// The `--json` output: one compact object per (workload, peer), a line each.
 pub fn json_lines(run: &LatestRun) -> String {
-    run.results.iter().map(|r| serde_json::to_string(r).expect("row serialises") + "\n").collect()
+    run.results
+        .iter()
+        .map(|r| serde_json::to_string(r).expect("row serialises") + "\n")
+        .collect()
 }

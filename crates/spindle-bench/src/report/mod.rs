@@ -26,7 +26,8 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
 pub fn save(out: &Path, run: &LatestRun) -> Result<PathBuf, String> {
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     write(&out.join(LATEST), &(json::to_string(run) + "\n"))?;
-    history::append(&out.join(HISTORY), run).map_err(|e| format!("cannot append to history: {e}"))?;
+    history::append(&out.join(HISTORY), run)
+        .map_err(|e| format!("cannot append to history: {e}"))?;
     write(&out.join(BENCHSTAT), &benchstat::render(run))?;
     regenerate(out, run)
 }

@@ -3,7 +3,7 @@
 //! One line per (workload, peer) that ran: median time, spread, ns per op,
 //! peak RSS, ratio to Go and to Tokio (`~` when not significant), and
 //! outlier count. Failed rows say FAILED with the reason and show no time.
-//! Unsupported rows are counted, not listed (`list` shows why). Then the
+//! Unsupported rows are counted and skipped rows named, not tabulated (`list` shows why). Then the
 //! unavailable peers with their reasons and spindle's geometric means.
 
 use std::fmt::Write as _;
@@ -46,18 +46,25 @@ fn ratio_cell(r: &RowJson, reference: &str) -> String {
     if r.peer == reference {
         return "1".into();
     }
-    r.ratios.get(reference).map(|x| x.display()).unwrap_or_else(|| "-".into())
+    r.ratios
+        .get(reference)
+        .map(|x| x.display())
+        .unwrap_or_else(|| "-".into())
 }
 
 /// Renders the whole table as text.
 pub fn render(run: &LatestRun) -> String {
     let mut out = String::new();
-    let header = ["workload", "peer", "median", "±sd", "ns/op", "peak RSS", "vs go", "vs tokio", "note"];
+    let header = [
+        "workload", "peer", "median", "±sd", "ns/op", "peak RSS", "vs go", "vs tokio", "note",
+    ];
     let mut lines: Vec<[String; 9]> = Vec::new();
     let mut unsupported = 0;
+    let mut skipped: Vec<String> = Vec::new();
     for r in &run.results {
         match r.status.as_str() {
             "unsupported" => unsupported += 1,
+            "skipped" => skipped.push(format!("{} on {}", r.workload, r.peer)),
             "failed" => lines.push([
                 r.workload.clone(),
                 r.peer.clone(),
@@ -72,18 +79,21 @@ pub fn render(run: &LatestRun) -> String {
             _ => {
                 let med = r.median_ns.unwrap_or(0.0);
                 let sd = r.stddev_ns.unwrap_or(0.0);
-                let note = if r.outliers.is_empty() {
-                    String::new()
-                } else {
-                    format!("{} outlier(s)", r.outliers.len())
-                };
+                let mut note = r.extras_display();
+                if !r.outliers.is_empty() {
+                    note = format!("{} outlier(s) {note}", r.outliers.len());
+                }
                 lines.push([
                     r.workload.clone(),
                     r.peer.clone(),
                     fmt_ns(med),
-                    if med > 0.0 { format!("{:.1}%", 100.0 * sd / med) } else { "-".into() },
+                    if med > 0.0 {
+                        format!("{:.1}%", 100.0 * sd / med)
+                    } else {
+                        "-".into()
+                    },
                     r.ns_per_op.map(|x| format!("{x:.1}")).unwrap_or_default(),
-                    r.peak_rss_bytes.map(fmt_bytes).unwrap_or_default(),
+                    r.rss_display(fmt_bytes),
                     ratio_cell(r, REFERENCES[0]),
                     ratio_cell(r, REFERENCES[1]),
                     note,
@@ -100,7 +110,11 @@ pub fn render(run: &LatestRun) -> String {
     let row = |cells: &[String]| {
         let mut s = String::new();
         for (i, c) in cells.iter().enumerate() {
-            let pad = if i < 8 { widths[i].saturating_sub(c.chars().count()) } else { 0 };
+            let pad = if i < 8 {
+                widths[i].saturating_sub(c.chars().count())
+            } else {
+                0
+            };
             // Names left-aligned, numbers right-aligned.
             if i < 2 || i == 8 {
                 s.push_str(c);
@@ -142,8 +156,20 @@ pub fn render(run: &LatestRun) -> String {
     if unsupported > 0 {
         let _ = writeln!(out, "{unsupported} (workload, peer) rows unsupported by their peer (see `spindle-bench list`)");
     }
+    if !skipped.is_empty() {
+        let _ = writeln!(
+            out,
+            "not run on the quick profile (slow thread-per-task references; --profile full runs them): {}",
+            skipped.join(", ")
+        );
+    }
     for p in run.peers.iter().filter(|p| !p.available) {
-        let _ = writeln!(out, "peer {} unavailable: {}", p.name, p.reason.clone().unwrap_or_default());
+        let _ = writeln!(
+            out,
+            "peer {} unavailable: {}",
+            p.name,
+            p.reason.clone().unwrap_or_default()
+        );
     }
     for g in &run.summary {
         let _ = writeln!(

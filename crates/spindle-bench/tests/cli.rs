@@ -1,0 +1,378 @@
+//! End-to-end tests through the real binary: fake peers (shell scripts) that
+//! answer right, wrong, crash or hang; bad input; every output file; and the
+//! whole catalogue on every available real peer at tiny sizes.
+//!
+//! Every test writes under its own temporary directory, never `bench/`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_spindle-bench"))
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("spindle-bench-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A fake peer: `list` runs skynet, fib, sum_squares, primes (pingpong
+/// unsupported); skynet and sum_squares answer right, fib wrong, primes
+/// crashes, and fanout (listed) hangs.
+fn fake_peer(dir: &Path) -> PathBuf {
+    let p = dir.join("fake-peer");
+    std::fs::write(
+        &p,
+        r#"#!/bin/sh
+case "$1" in
+list)
+  echo "workload skynet"; echo "workload fib"; echo "workload sum_squares"
+  echo "workload primes"; echo "workload fanout"
+  echo "unsupported pingpong no channels here"
+  exit 0;;
+run)
+  n=$4; w=$6
+  case "$2" in
+  skynet) r=$(( n * (n - 1) / 2 ));;
+  sum_squares) r=$(( n * (n + 1) * (2 * n + 1) / 6 ));;
+  fib) r=12345;;
+  primes) echo "boom: primes exploded" >&2; exit 1;;
+  fanout) sleep 30; exit 0;;
+  *) echo "unsupported $2" >&2; exit 3;;
+  esac
+  echo "SPINDLE-BENCH workload=$2 peer=fake size=$n workers=$w result=$r ops=$n ns=1000"
+  exit 0;;
+esac
+exit 2
+"#,
+    )
+    .unwrap();
+    let mut perm = std::fs::metadata(&p).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&p, perm).unwrap();
+    p
+}
+
+fn run_fake(dir: &Path, workloads: &str, extra: &[&str]) -> Output {
+    let peer = fake_peer(dir);
+    let mut c = bin();
+    c.args([
+        "run",
+        "--workload",
+        workloads,
+        "--peer",
+        "fake",
+        "--profile",
+        "tiny",
+        "--no-build",
+        "-q",
+    ])
+    .arg("--peer-bin")
+    .arg(format!("fake={}", peer.display()))
+    .arg("--out")
+    .arg(dir.join("out"))
+    .args(extra);
+    c.output().unwrap()
+}
+
+fn json_rows(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad json line {l}: {e}")))
+        .collect()
+}
+
+fn row<'a>(rows: &'a [Value], w: &str) -> &'a Value {
+    rows.iter()
+        .find(|r| r["workload"] == w)
+        .unwrap_or_else(|| panic!("no row {w}"))
+}
+
+#[test]
+fn a_wrong_result_fails_the_row_shows_no_time_and_exits_non_zero() {
+    let dir = tmpdir("wrong");
+    let out = run_fake(&dir, "skynet,fib", &["--json", "--runs", "3"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows = json_rows(&out);
+    let fib = row(&rows, "fib");
+    assert_eq!(fib["ok"], false);
+    assert_eq!(fib["status"], "failed");
+    assert!(fib["error"]
+        .as_str()
+        .unwrap()
+        .contains("wrong result: got 12345, expected 6765"));
+    assert_eq!(fib["samples_ns"].as_array().unwrap().len(), 0);
+    assert!(fib["median_ns"].is_null() && fib["mean"].is_null());
+    let sky = row(&rows, "skynet");
+    assert_eq!(sky["ok"], true);
+    assert_eq!(sky["result"], sky["expected"]);
+    assert_eq!(sky["samples_ns"].as_array().unwrap().len(), 3);
+    assert_eq!(sky["median_ns"], 1000.0);
+    assert!(sky["peak_rss_bytes"].as_u64().unwrap() > 0);
+
+    // The table says FAILED for fib and shows no time on that line.
+    let out = run_fake(&dir, "fib", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let table = String::from_utf8_lossy(&out.stdout);
+    let line = table.lines().find(|l| l.starts_with("fib")).unwrap();
+    assert!(
+        line.contains("FAILED") && !line.contains("µs") && !line.contains(" ms"),
+        "{line}"
+    );
+}
+
+#[test]
+fn crashes_and_timeouts_fail_their_rows_and_the_suite_goes_on() {
+    let dir = tmpdir("crash");
+    let t = std::time::Instant::now();
+    let out = run_fake(
+        &dir,
+        "primes,fanout,sum_squares,pingpong",
+        &["--json", "--timeout", "1"],
+    );
+    assert!(t.elapsed().as_secs() < 20, "the hung peer was not killed");
+    assert_eq!(out.status.code(), Some(1));
+    let rows = json_rows(&out);
+    let primes = row(&rows, "primes");
+    assert_eq!(primes["ok"], false);
+    let e = primes["error"].as_str().unwrap();
+    assert!(
+        e.contains("exit status 1") && e.contains("boom: primes exploded"),
+        "{e}"
+    );
+    assert!(row(&rows, "fanout")["error"]
+        .as_str()
+        .unwrap()
+        .contains("timed out"));
+    assert_eq!(row(&rows, "sum_squares")["ok"], true);
+    let pp = row(&rows, "pingpong");
+    assert_eq!(pp["status"], "unsupported");
+    assert!(pp["error"].as_str().unwrap().contains("no channels here"));
+}
+
+#[test]
+fn every_output_is_written_and_the_checks_read_them() {
+    let dir = tmpdir("outputs");
+    let out = run_fake(&dir, "skynet,sum_squares", &["--runs", "3"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let o = dir.join("out");
+    let latest: Value =
+        serde_json::from_str(&std::fs::read_to_string(o.join("latest.json")).unwrap()).unwrap();
+    assert_eq!(latest["results"].as_array().unwrap().len(), 2);
+    assert!(latest["machine"]["cores"].as_u64().unwrap() >= 1);
+    let hist = std::fs::read_to_string(o.join("history.jsonl")).unwrap();
+    assert_eq!(hist.lines().count(), 2);
+    let bs = std::fs::read_to_string(o.join("latest.benchstat.txt")).unwrap();
+    assert_eq!(
+        bs.lines()
+            .filter(|l| l.starts_with("BenchmarkSkynet/impl=fake-"))
+            .count(),
+        3
+    );
+    let html = std::fs::read_to_string(o.join("report.html")).unwrap();
+    for w in ["skynet", "sum_squares"] {
+        let section = html.split(&format!("<section id=\"{w}\">")).nth(1).unwrap();
+        let section = section.split("</section>").next().unwrap();
+        assert!(section.contains("<svg"), "no chart for {w}");
+    }
+    assert!(!html.contains("<script"));
+    // Published seed figures sit beside ours with their hardware.
+    assert!(html.contains("MacBook Pro M-series"));
+
+    // A second run: history grows, the report regenerates with a history chart.
+    assert_eq!(
+        run_fake(&dir, "skynet,sum_squares", &["--runs", "3"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let out = bin().args(["report", "--out"]).arg(&o).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(std::fs::read_to_string(o.join("report.html"))
+        .unwrap()
+        .contains("over runs"));
+
+    // The run compared with itself: no red flag.
+    let base = dir.join("base.json");
+    std::fs::copy(o.join("latest.json"), &base).unwrap();
+    let out = bin()
+        .args(["compare", "--out"])
+        .arg(&o)
+        .arg("--baseline")
+        .arg(&base)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // A baseline twice as fast: every row is a significant slow-down.
+    let mut fast = latest.clone();
+    for r in fast["results"].as_array_mut().unwrap() {
+        let halved: Vec<Value> = r["samples_ns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| (x.as_u64().unwrap() / 2).into())
+            .collect();
+        r["samples_ns"] = halved.into();
+    }
+    std::fs::write(&base, serde_json::to_string(&fast).unwrap()).unwrap();
+    let out = bin()
+        .args(["compare", "--out"])
+        .arg(&o)
+        .arg("--baseline")
+        .arg(&base)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("RED"));
+
+    // Fresh now; stale once the run is dated 1970.
+    let out = bin()
+        .args(["check-fresh", "--out"])
+        .arg(&o)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut old = latest;
+    old["timestamp_unix"] = 0.into();
+    std::fs::write(o.join("latest.json"), serde_json::to_string(&old).unwrap()).unwrap();
+    let out = bin()
+        .args(["check-fresh", "--max-age", "24h", "--out"])
+        .arg(&o)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stale"));
+}
+
+#[test]
+fn bad_input_is_a_usage_error_naming_the_valid_choices() {
+    let dir = tmpdir("bad");
+    let cases: &[&[&str]] = &[
+        &["run", "--workload", "nope"],
+        &["run", "--peer", "nodejs"],
+        &["run", "--runs", "0"],
+        &["run", "--size", "-5"],
+        &["run", "--size", "abc"],
+        &["run", "--size", "0"],
+        &["run", "--workers", "0"],
+        &["run", "--profile", "huge"],
+        &["check-fresh", "--max-age", "3 weeks"],
+    ];
+    for args in cases {
+        let out = bin()
+            .args(*args)
+            .arg("--no-build")
+            .arg("--out")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = bin()
+        .args(["run", "--workload", "skynet,nope", "--no-build"])
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("nope") && err.contains("pingpong") && err.contains("fork_pool"),
+        "{err}"
+    );
+    let out = bin()
+        .args(["run", "--peer", "nodejs", "--no-build"])
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("nodejs") && err.contains("tokio") && err.contains("go"),
+        "{err}"
+    );
+}
+
+/// The whole catalogue on every real peer at tiny sizes, through the same
+/// path as the default command (peers built by the harness, in the `dev`
+/// profile to keep CI fast). Peers that are not written yet are unavailable
+/// and skipped; rows a peer lists as unsupported are skipped; every row a
+/// peer claims must return the expected result.
+#[test]
+fn tiny_catalogue_on_every_available_peer() {
+    let dir = tmpdir("tiny");
+    let out = bin()
+        .args([
+            "run",
+            "--workload",
+            "all",
+            "--peer",
+            "all",
+            "--profile",
+            "tiny",
+            "--json",
+            "--cargo-profile",
+            "dev",
+        ])
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let rows = json_rows(&out);
+    let failed: Vec<String> = rows
+        .iter()
+        .filter(|r| r["status"] == "failed")
+        .map(|r| format!("{} on {}: {}", r["workload"], r["peer"], r["error"]))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "failed rows:\n{}\n(stderr tail: {})",
+        failed.join("\n"),
+        tail(&stderr)
+    );
+    for r in rows.iter().filter(|r| r["ok"] == true) {
+        assert_eq!(r["result"], r["expected"], "{r}");
+        assert!(!r["samples_ns"].as_array().unwrap().is_empty());
+    }
+    assert_eq!(out.status.code(), Some(0), "stderr tail: {}", tail(&stderr));
+    let ran = rows.iter().filter(|r| r["ok"] == true).count();
+    eprintln!(
+        "tiny catalogue: {ran} rows checked, {} unsupported",
+        rows.len() - ran
+    );
+}
+
+fn tail(s: &str) -> String {
+    let v: Vec<&str> = s.lines().collect();
+    v[v.len().saturating_sub(15)..].join("\n")
+}
