@@ -1,0 +1,987 @@
+//! Channels: bounded, unbounded, rendezvous, oneshot, broadcast and SPSC
+//! rings, plus [`select!`](crate::select).
+//!
+//! # Flavors
+//! - [`bounded`]`(n)`: a ring of `n` slots with per-slot stamps (Vyukov).
+//! - [`unbounded`]`()`: linked blocks of 32 slots.
+//! - [`rendezvous`]`()` (also `bounded(0)`): zero capacity; a send completes
+//!   when a receiver takes the value straight out of the sender's parked offer.
+//! - [`oneshot`]`()`: one value, once.
+//! - [`broadcast`]`(n)`: every receiver sees every message; a receiver more
+//!   than `n` messages behind gets [`broadcast::RecvError::Lagged`] and skips
+//!   ahead to the oldest message still held.
+//! - [`spsc`]`(n)`: a single-producer single-consumer ring with zero-copy
+//!   slot access (reserve/commit, peek/release).
+//!
+//! The first three share the handle types [`Sender`] and [`Receiver`]; both
+//! are `Clone` (MPMC) and each message is delivered to exactly one receiver.
+//!
+//! # Close semantics (Go's)
+//! - [`Sender::close`] or [`Receiver::close`], or dropping the last `Sender`,
+//!   closes the channel: receivers drain what is buffered and then get
+//!   [`RecvError`] / [`TryRecvError::Closed`]; sends fail, handing the value
+//!   back in the error.
+//! - Dropping the last `Receiver` closes the channel and drops the buffered
+//!   messages; every later send fails with its value inside the error.
+//! - Every task or thread blocked in a send or receive wakes on close.
+//! - No message is lost or dropped twice: each is received, handed back in a
+//!   send error, or dropped exactly once with the channel.
+//!
+//! # Cancel safety
+//! A [`Recv`] future takes a message from the channel only in the poll that
+//! returns `Ready`; dropping it earlier loses nothing (and a wake-up it had
+//! received is passed on to another waiter). A [`Send`] future keeps its value
+//! until it is placed; dropping it drops the value, never a channel message.
+//! (Rendezvous: a parked offer can be taken by a receiver while the send
+//! future waits; it then counts as sent even if the future is dropped before
+//! it is polled again — see `docs/chan.md`.)
+//!
+//! # Executors
+//! The channels only use [`std::task::Waker`]: they work under any executor,
+//! and the `*_blocking` / `*_timeout` methods let plain threads take part.
+//!
+//! The wake-up protocol and its proof sketch are in `docs/chan.md`; the
+//! per-flavor invariants at the top of each file in `flavors/`.
+
+mod backoff;
+pub(crate) mod blocking;
+mod error;
+mod flavors;
+#[doc(hidden)]
+pub mod select;
+mod waiters;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::{pin, Pin};
+use std::task::{Context, Poll};
+#[cfg(not(loom))]
+use std::time::{Duration, Instant};
+
+use crate::loom::{Arc, AtomicBool, AtomicUsize, Ordering};
+use backoff::Backoff;
+use flavors::{array, list, zero};
+use waiters::WaitList;
+
+pub use error::{
+    RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
+};
+
+/// Oneshot channel types; see [`oneshot()`](fn@oneshot).
+pub mod oneshot {
+    pub use super::flavors::oneshot::{Receiver, Sender};
+}
+
+/// Broadcast channel types; see [`broadcast()`](fn@broadcast).
+pub mod broadcast {
+    pub use super::flavors::broadcast::{Receiver, RecvError, Sender, TryRecvError};
+}
+
+/// SPSC ring types; see [`spsc()`](fn@spsc).
+pub mod spsc {
+    pub use super::flavors::spsc::{Consumer, Producer, ReadSlice, WriteSlice};
+}
+
+pub use flavors::broadcast::channel as broadcast;
+pub use flavors::oneshot::channel as oneshot;
+pub use flavors::spsc::channel as spsc;
+
+/// What a bounded channel does with a send when it is full.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Policy {
+    /// Wait for room (`send`), or fail with `Full` (`try_send`). The default.
+    #[default]
+    Block,
+    /// Drop the value being sent; the send reports success.
+    DropNewest,
+    /// Drop the oldest buffered message to make room.
+    DropOldest,
+}
+
+enum Flavor<T> {
+    Array(array::Channel<T>),
+    List(list::Channel<T>),
+    Zero(zero::Channel<T>),
+}
+
+struct Chan<T> {
+    flavor: Flavor<T>,
+    policy: Policy,
+    senders: AtomicUsize,
+    receivers: AtomicUsize,
+    /// Senders waiting for room (array flavor only).
+    send_waiters: WaitList,
+    /// Receivers waiting for a message (every flavor).
+    recv_waiters: WaitList,
+}
+
+/// The sending half of a bounded, unbounded or rendezvous channel.
+pub struct Sender<T> {
+    chan: Arc<Chan<T>>,
+    /// Sink state: a value accepted by `start_send`, not yet placed.
+    sink_pending: Option<T>,
+    sink_key: Option<usize>,
+    /// Set once `Sink::poll_close` released this handle.
+    detached: AtomicBool,
+}
+
+/// The receiving half of a bounded, unbounded or rendezvous channel.
+pub struct Receiver<T> {
+    chan: Arc<Chan<T>>,
+    /// `Stream` state: the wait key of `poll_next`.
+    stream_key: Option<usize>,
+}
+
+/// A bounded channel of capacity `cap` (`0` gives a [`rendezvous`] channel).
+pub fn bounded<T>(cap: usize) -> (Sender<T>, Receiver<T>) {
+    bounded_with_policy(cap, Policy::Block)
+}
+
+/// A bounded channel with a full-queue [`Policy`]. A policy other than
+/// `Block` needs `cap > 0`.
+pub fn bounded_with_policy<T>(cap: usize, policy: Policy) -> (Sender<T>, Receiver<T>) {
+    if cap == 0 {
+        assert_eq!(
+            policy,
+            Policy::Block,
+            "a rendezvous channel has no room to drop from"
+        );
+        return new(Flavor::Zero(zero::Channel::new()), policy);
+    }
+    new(Flavor::Array(array::Channel::new(cap)), policy)
+}
+
+/// An unbounded channel.
+pub fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
+    new(Flavor::List(list::Channel::new()), Policy::Block)
+}
+
+/// A zero-capacity channel: each send waits for a receiver to take its value.
+pub fn rendezvous<T>() -> (Sender<T>, Receiver<T>) {
+    new(Flavor::Zero(zero::Channel::new()), Policy::Block)
+}
+
+fn new<T>(flavor: Flavor<T>, policy: Policy) -> (Sender<T>, Receiver<T>) {
+    let chan = Arc::new(Chan {
+        flavor,
+        policy,
+        senders: AtomicUsize::new(1),
+        receivers: AtomicUsize::new(1),
+        send_waiters: WaitList::new(),
+        recv_waiters: WaitList::new(),
+    });
+    (
+        Sender {
+            chan: chan.clone(),
+            sink_pending: None,
+            sink_key: None,
+            detached: AtomicBool::new(false),
+        },
+        Receiver {
+            chan,
+            stream_key: None,
+        },
+    )
+}
+
+impl<T> Chan<T> {
+    fn try_send(&self, v: T) -> Result<(), TrySendError<T>> {
+        match &self.flavor {
+            Flavor::Array(a) => {
+                let r = match self.policy {
+                    Policy::Block => a.try_push(v),
+                    Policy::DropNewest => match a.try_push(v) {
+                        Err(TrySendError::Full(v)) => {
+                            drop(v);
+                            return Ok(());
+                        }
+                        r => r,
+                    },
+                    Policy::DropOldest => {
+                        let mut v = v;
+                        loop {
+                            match a.try_push(v) {
+                                Err(TrySendError::Full(back)) => {
+                                    v = back;
+                                    // Make room; the dropped message counts as
+                                    // received by nobody. Its slot is ours to
+                                    // retry for, so no sender is woken.
+                                    drop(a.try_pop());
+                                }
+                                r => break r,
+                            }
+                        }
+                    }
+                };
+                if r.is_ok() {
+                    self.recv_waiters.notify_one();
+                }
+                r
+            }
+            Flavor::List(l) => {
+                l.try_push(v)?;
+                self.recv_waiters.notify_one();
+                Ok(())
+            }
+            Flavor::Zero(z) => match z.try_offer(v, self.recv_waiters.waiting()) {
+                Ok(()) => {
+                    self.recv_waiters.notify_one();
+                    Ok(())
+                }
+                Err((v, true)) => Err(TrySendError::Closed(v)),
+                Err((v, false)) => Err(TrySendError::Full(v)),
+            },
+        }
+    }
+
+    fn try_recv(&self) -> Result<T, TryRecvError> {
+        match &self.flavor {
+            Flavor::Array(a) => {
+                let v = a.try_pop()?;
+                self.send_waiters.notify_one();
+                Ok(v)
+            }
+            Flavor::List(l) => l.try_pop(),
+            Flavor::Zero(z) => z.try_pop(),
+        }
+    }
+
+    fn try_recv_batch(&self, out: &mut Vec<T>, max: usize) -> Result<usize, TryRecvError> {
+        match &self.flavor {
+            Flavor::Array(a) => {
+                let n = a.pop_batch(out, max)?;
+                self.send_waiters.notify_many(n);
+                Ok(n)
+            }
+            Flavor::List(l) => l.pop_batch(out, max),
+            Flavor::Zero(z) => {
+                if max == 0 {
+                    return Ok(0);
+                }
+                out.push(z.try_pop()?);
+                let mut n = 1;
+                while n < max {
+                    match z.try_pop() {
+                        Ok(v) => {
+                            out.push(v);
+                            n += 1;
+                        }
+                        Err(_) => break,
+                    }
+                }
+                Ok(n)
+            }
+        }
+    }
+
+    fn close(&self) -> bool {
+        let did = match &self.flavor {
+            Flavor::Array(a) => a.close(),
+            Flavor::List(l) => l.close(),
+            Flavor::Zero(z) => z.close(),
+        };
+        if did {
+            self.send_waiters.notify_all();
+            self.recv_waiters.notify_all();
+        }
+        did
+    }
+
+    fn is_closed(&self) -> bool {
+        match &self.flavor {
+            Flavor::Array(a) => a.is_closed(),
+            Flavor::List(l) => l.is_closed(),
+            Flavor::Zero(z) => z.is_closed(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match &self.flavor {
+            Flavor::Array(a) => a.len(),
+            Flavor::List(l) => l.len(),
+            Flavor::Zero(z) => z.len(),
+        }
+    }
+
+    fn capacity(&self) -> Option<usize> {
+        match &self.flavor {
+            Flavor::Array(a) => Some(a.capacity()),
+            Flavor::List(_) => None,
+            Flavor::Zero(_) => Some(0),
+        }
+    }
+
+    /// One poll of a receive: try, spin briefly, park, re-check.
+    fn poll_recv(
+        &self,
+        key: &mut Option<usize>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<T, RecvError>> {
+        let mut backoff = Backoff::new();
+        loop {
+            match self.try_recv() {
+                Ok(v) => {
+                    self.recv_waiters.complete(key);
+                    return Poll::Ready(Ok(v));
+                }
+                Err(TryRecvError::Closed) => {
+                    self.recv_waiters.complete(key);
+                    return Poll::Ready(Err(RecvError));
+                }
+                Err(TryRecvError::Empty) => {}
+            }
+            if backoff.is_done() {
+                break;
+            }
+            backoff.snooze();
+        }
+        // Register, then re-check: `register` ends with the SeqCst fence
+        // that pairs with the one in the sender's `notify_one`.
+        self.recv_waiters.register(key, cx.waker());
+        match self.try_recv() {
+            Ok(v) => {
+                self.recv_waiters.complete(key);
+                Poll::Ready(Ok(v))
+            }
+            Err(TryRecvError::Closed) => {
+                self.recv_waiters.complete(key);
+                Poll::Ready(Err(RecvError))
+            }
+            Err(TryRecvError::Empty) => Poll::Pending,
+        }
+    }
+
+    fn poll_recv_batch(
+        &self,
+        key: &mut Option<usize>,
+        out: &mut Vec<T>,
+        max: usize,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<usize, RecvError>> {
+        if max == 0 {
+            return Poll::Ready(Ok(0));
+        }
+        for round in 0..2 {
+            match self.try_recv_batch(out, max) {
+                Ok(n) => {
+                    self.recv_waiters.complete(key);
+                    return Poll::Ready(Ok(n));
+                }
+                Err(TryRecvError::Closed) => {
+                    self.recv_waiters.complete(key);
+                    return Poll::Ready(Err(RecvError));
+                }
+                Err(TryRecvError::Empty) if round == 0 => {
+                    self.recv_waiters.register(key, cx.waker());
+                }
+                Err(TryRecvError::Empty) => {}
+            }
+        }
+        Poll::Pending
+    }
+
+    /// One poll of a send. `value` is `Some` until the value is placed or
+    /// handed back; `key` is the wait key (array), or the offer key (zero).
+    fn poll_send(
+        &self,
+        value: &mut Option<T>,
+        key: &mut Option<usize>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), SendError<T>>> {
+        if let Flavor::Zero(z) = &self.flavor {
+            return match *key {
+                None => {
+                    let v = value.take().expect("send polled after completion");
+                    match z.offer(v, cx.waker()) {
+                        Ok(k) => {
+                            *key = Some(k);
+                            self.recv_waiters.notify_one();
+                            Poll::Pending
+                        }
+                        Err(v) => Poll::Ready(Err(SendError(v))),
+                    }
+                }
+                Some(k) => match z.poll_offer(k, cx.waker()) {
+                    zero::OfferState::Taken => {
+                        *key = None;
+                        Poll::Ready(Ok(()))
+                    }
+                    zero::OfferState::Closed(v) => {
+                        *key = None;
+                        Poll::Ready(Err(SendError(v)))
+                    }
+                    zero::OfferState::Pending => Poll::Pending,
+                },
+            };
+        }
+        let mut backoff = Backoff::new();
+        let mut registered = false;
+        loop {
+            let v = value.take().expect("send polled after completion");
+            match self.try_send(v) {
+                Ok(()) => {
+                    self.send_waiters.complete(key);
+                    return Poll::Ready(Ok(()));
+                }
+                Err(TrySendError::Closed(v)) => {
+                    self.send_waiters.complete(key);
+                    return Poll::Ready(Err(SendError(v)));
+                }
+                Err(TrySendError::Full(v)) => *value = Some(v),
+            }
+            if registered {
+                return Poll::Pending;
+            }
+            if backoff.is_done() {
+                // Register, then re-check (fence in `register`, pairs with
+                // the receiver's `notify_one`).
+                self.send_waiters.register(key, cx.waker());
+                registered = true;
+            } else {
+                backoff.snooze();
+            }
+        }
+    }
+
+    /// Gives up a send: returns the value if it was not delivered.
+    fn abandon_send(&self, value: &mut Option<T>, key: &mut Option<usize>) -> Option<T> {
+        match &self.flavor {
+            Flavor::Zero(z) => match key.take() {
+                Some(k) => z.withdraw(k),
+                None => value.take(),
+            },
+            _ => {
+                self.send_waiters.cancel(key);
+                value.take()
+            }
+        }
+    }
+
+    fn poll_send_batch(
+        &self,
+        items: &mut std::collections::VecDeque<T>,
+        key: &mut Option<usize>,
+        zero_value: &mut Option<T>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), SendError<Vec<T>>>> {
+        let registered = &mut false;
+        loop {
+            // A rendezvous batch is a run of single offers.
+            if let Flavor::Zero(_) = &self.flavor {
+                if zero_value.is_none() && key.is_none() {
+                    match items.pop_front() {
+                        Some(v) => *zero_value = Some(v),
+                        None => return Poll::Ready(Ok(())),
+                    }
+                }
+                match self.poll_send(zero_value, key, cx) {
+                    Poll::Ready(Ok(())) => continue,
+                    Poll::Ready(Err(SendError(v))) => {
+                        items.push_front(v);
+                        return Poll::Ready(Err(SendError(std::mem::take(items).into())));
+                    }
+                    Poll::Pending => return Poll::Pending,
+                }
+            }
+            if items.is_empty() {
+                self.send_waiters.complete(key);
+                return Poll::Ready(Ok(()));
+            }
+            let pushed = match &self.flavor {
+                Flavor::List(l) => match l.push_iter(&mut items.drain(..)) {
+                    Ok(n) => n,
+                    Err(()) => usize::MAX,
+                },
+                Flavor::Array(_) => {
+                    let mut n = 0;
+                    loop {
+                        let Some(v) = items.pop_front() else { break };
+                        let r = match &self.flavor {
+                            Flavor::Array(a) => a.try_push(v),
+                            _ => unreachable!(),
+                        };
+                        match r {
+                            Ok(()) => n += 1,
+                            Err(TrySendError::Full(v)) => {
+                                items.push_front(v);
+                                break;
+                            }
+                            Err(TrySendError::Closed(v)) => {
+                                items.push_front(v);
+                                n = usize::MAX;
+                                break;
+                            }
+                        }
+                    }
+                    n
+                }
+                Flavor::Zero(_) => unreachable!(),
+            };
+            if pushed == usize::MAX {
+                self.send_waiters.complete(key);
+                return Poll::Ready(Err(SendError(std::mem::take(items).into())));
+            }
+            if pushed > 0 {
+                self.recv_waiters.notify_many(pushed);
+            }
+            if items.is_empty() {
+                self.send_waiters.complete(key);
+                return Poll::Ready(Ok(()));
+            }
+            if pushed == 0 {
+                if *registered {
+                    return Poll::Pending;
+                }
+                // Register, then re-check on the next round.
+                self.send_waiters.register(key, cx.waker());
+                *registered = true;
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- Sender
+
+impl<T> Sender<T> {
+    /// Sends `value`, waiting for room. Fails (value inside) when closed.
+    pub fn send(&self, value: T) -> Send<'_, T> {
+        Send {
+            sender: self,
+            value: Some(value),
+            key: None,
+        }
+    }
+
+    /// Sends without waiting.
+    pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
+        if self.detached.load(Ordering::Relaxed) {
+            return Err(TrySendError::Closed(value));
+        }
+        self.chan.try_send(value)
+    }
+
+    /// Sends from a plain thread, parking it while the channel is full.
+    pub fn send_blocking(&self, value: T) -> Result<(), SendError<T>> {
+        blocking::block_on(pin!(self.send(value)))
+    }
+
+    /// Like [`Sender::send_blocking`], giving up after `timeout`.
+    #[cfg(not(loom))]
+    pub fn send_timeout(&self, value: T, timeout: Duration) -> Result<(), SendTimeoutError<T>> {
+        self.send_deadline(value, Instant::now() + timeout)
+    }
+
+    /// Like [`Sender::send_blocking`], giving up at `deadline`.
+    #[cfg(not(loom))]
+    pub fn send_deadline(&self, value: T, deadline: Instant) -> Result<(), SendTimeoutError<T>> {
+        let mut fut = self.send(value);
+        match blocking::block_on_until(Pin::new(&mut fut), deadline) {
+            Some(Ok(())) => Ok(()),
+            Some(Err(SendError(v))) => Err(SendTimeoutError::Closed(v)),
+            None => match self.chan.abandon_send(&mut fut.value, &mut fut.key) {
+                Some(v) => Err(SendTimeoutError::Timeout(v)),
+                // A receiver took it at the last moment (rendezvous).
+                None => Ok(()),
+            },
+        }
+    }
+
+    /// Sends every item, placing as many as fit under one synchronisation and
+    /// waiting for room for the rest. On close, the unsent items come back.
+    pub fn send_batch(&self, items: Vec<T>) -> SendBatch<'_, T> {
+        SendBatch {
+            sender: self,
+            items: items.into(),
+            key: None,
+            zero_value: None,
+        }
+    }
+
+    /// [`Sender::send_batch`] for plain threads.
+    pub fn send_batch_blocking(&self, items: Vec<T>) -> Result<(), SendError<Vec<T>>> {
+        blocking::block_on(pin!(self.send_batch(items)))
+    }
+
+    /// Closes the channel for everyone: receivers drain, then see closed.
+    /// Returns whether this call closed it.
+    pub fn close(&self) -> bool {
+        self.chan.close()
+    }
+
+    /// Whether the channel is closed.
+    pub fn is_closed(&self) -> bool {
+        self.chan.is_closed()
+    }
+
+    /// Messages buffered (for rendezvous: offers waiting).
+    pub fn len(&self) -> usize {
+        self.chan.len()
+    }
+
+    /// Whether nothing is buffered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `Some(n)` for bounded (`0` for rendezvous), `None` for unbounded.
+    pub fn capacity(&self) -> Option<usize> {
+        self.chan.capacity()
+    }
+
+    /// Whether both handles belong to the same channel.
+    pub fn same_channel(&self, other: &Sender<T>) -> bool {
+        Arc::ptr_eq(&self.chan, &other.chan)
+    }
+
+    fn release(&self) {
+        // AcqRel: the last sender's decrement must see every other sender's
+        // work before it closes (pairs with the other decrements).
+        if self.chan.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.chan.close();
+        }
+    }
+}
+
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        self.chan.senders.fetch_add(1, Ordering::Relaxed);
+        Sender {
+            chan: self.chan.clone(),
+            sink_pending: None,
+            sink_key: None,
+            detached: AtomicBool::new(false),
+        }
+    }
+}
+
+impl<T> Drop for Sender<T> {
+    fn drop(&mut self) {
+        if self.sink_key.is_some() {
+            drop(
+                self.chan
+                    .abandon_send(&mut self.sink_pending, &mut self.sink_key),
+            );
+        }
+        if !self.detached.load(Ordering::Relaxed) {
+            self.release();
+        }
+    }
+}
+
+impl<T> fmt::Debug for Sender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sender")
+            .field("len", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Future of [`Sender::send`].
+#[must_use = "futures do nothing unless polled"]
+pub struct Send<'a, T> {
+    sender: &'a Sender<T>,
+    value: Option<T>,
+    key: Option<usize>,
+}
+
+// The value is never pinned: it is moved out by value when placed.
+impl<T> Unpin for Send<'_, T> {}
+
+impl<T> Future for Send<'_, T> {
+    type Output = Result<(), SendError<T>>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        if this.sender.detached.load(Ordering::Relaxed) {
+            if let Some(v) = this.value.take() {
+                return Poll::Ready(Err(SendError(v)));
+            }
+        }
+        this.sender
+            .chan
+            .poll_send(&mut this.value, &mut this.key, cx)
+    }
+}
+
+impl<T> Drop for Send<'_, T> {
+    fn drop(&mut self) {
+        if self.key.is_some() {
+            drop(
+                self.sender
+                    .chan
+                    .abandon_send(&mut self.value, &mut self.key),
+            );
+        }
+    }
+}
+
+/// Future of [`Sender::send_batch`].
+#[must_use = "futures do nothing unless polled"]
+pub struct SendBatch<'a, T> {
+    sender: &'a Sender<T>,
+    items: std::collections::VecDeque<T>,
+    key: Option<usize>,
+    zero_value: Option<T>,
+}
+
+impl<T> Unpin for SendBatch<'_, T> {}
+
+impl<T> Future for SendBatch<'_, T> {
+    type Output = Result<(), SendError<Vec<T>>>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        this.sender
+            .chan
+            .poll_send_batch(&mut this.items, &mut this.key, &mut this.zero_value, cx)
+    }
+}
+
+impl<T> Drop for SendBatch<'_, T> {
+    fn drop(&mut self) {
+        if self.key.is_some() {
+            drop(
+                self.sender
+                    .chan
+                    .abandon_send(&mut self.zero_value, &mut self.key),
+            );
+        }
+    }
+}
+
+// -------------------------------------------------------------- Receiver
+
+impl<T> Receiver<T> {
+    /// Receives the next message, waiting for one; fails once the channel is
+    /// closed and drained. Cancel-safe.
+    pub fn recv(&self) -> Recv<'_, T> {
+        Recv {
+            chan: &self.chan,
+            key: None,
+        }
+    }
+
+    /// Receives without waiting.
+    pub fn try_recv(&self) -> Result<T, TryRecvError> {
+        self.chan.try_recv()
+    }
+
+    /// Receives from a plain thread, parking it while the channel is empty.
+    pub fn recv_blocking(&self) -> Result<T, RecvError> {
+        blocking::block_on(pin!(self.recv()))
+    }
+
+    /// Like [`Receiver::recv_blocking`], giving up after `timeout`.
+    #[cfg(not(loom))]
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
+        self.recv_deadline(Instant::now() + timeout)
+    }
+
+    /// Like [`Receiver::recv_blocking`], giving up at `deadline`.
+    #[cfg(not(loom))]
+    pub fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
+        match blocking::block_on_until(pin!(self.recv()), deadline) {
+            Some(Ok(v)) => Ok(v),
+            Some(Err(RecvError)) => Err(RecvTimeoutError::Closed),
+            None => Err(RecvTimeoutError::Timeout),
+        }
+    }
+
+    /// Waits for at least one message, then appends up to `max` messages to
+    /// `out` under one synchronisation. Returns how many. Cancel-safe.
+    pub fn recv_batch<'a>(&'a self, out: &'a mut Vec<T>, max: usize) -> RecvBatch<'a, T> {
+        RecvBatch {
+            chan: &self.chan,
+            out,
+            max,
+            key: None,
+        }
+    }
+
+    /// Appends up to `max` available messages to `out` without waiting.
+    pub fn try_recv_batch(&self, out: &mut Vec<T>, max: usize) -> Result<usize, TryRecvError> {
+        self.chan.try_recv_batch(out, max)
+    }
+
+    /// [`Receiver::recv_batch`] for plain threads.
+    pub fn recv_batch_blocking(&self, out: &mut Vec<T>, max: usize) -> Result<usize, RecvError> {
+        blocking::block_on(pin!(self.recv_batch(out, max)))
+    }
+
+    /// Closes the channel for everyone; buffered messages stay receivable.
+    /// Returns whether this call closed it.
+    pub fn close(&self) -> bool {
+        self.chan.close()
+    }
+
+    /// Whether the channel is closed (there may still be messages to drain).
+    pub fn is_closed(&self) -> bool {
+        self.chan.is_closed()
+    }
+
+    /// Messages buffered (for rendezvous: offers waiting).
+    pub fn len(&self) -> usize {
+        self.chan.len()
+    }
+
+    /// Whether nothing is buffered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `Some(n)` for bounded (`0` for rendezvous), `None` for unbounded.
+    pub fn capacity(&self) -> Option<usize> {
+        self.chan.capacity()
+    }
+
+    /// Whether both handles belong to the same channel.
+    pub fn same_channel(&self, other: &Receiver<T>) -> bool {
+        Arc::ptr_eq(&self.chan, &other.chan)
+    }
+}
+
+impl<T> Clone for Receiver<T> {
+    fn clone(&self) -> Self {
+        self.chan.receivers.fetch_add(1, Ordering::Relaxed);
+        Receiver {
+            chan: self.chan.clone(),
+            stream_key: None,
+        }
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        self.chan.recv_waiters.cancel(&mut self.stream_key);
+        // AcqRel: pairs with the other receivers' decrements.
+        if self.chan.receivers.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.chan.close();
+            // Nobody can receive any more: drop what is buffered now rather
+            // than when the last sender goes. Sends fail from here on.
+            while let Ok(v) = self.chan.try_recv() {
+                drop(v);
+            }
+        }
+    }
+}
+
+impl<T> fmt::Debug for Receiver<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Receiver")
+            .field("len", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Future of [`Receiver::recv`]. Cancel-safe: see the module docs.
+#[must_use = "futures do nothing unless polled"]
+pub struct Recv<'a, T> {
+    chan: &'a Chan<T>,
+    key: Option<usize>,
+}
+
+impl<T> Future for Recv<'_, T> {
+    type Output = Result<T, RecvError>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        this.chan.poll_recv(&mut this.key, cx)
+    }
+}
+
+impl<T> Drop for Recv<'_, T> {
+    fn drop(&mut self) {
+        self.chan.recv_waiters.cancel(&mut self.key);
+    }
+}
+
+/// Future of [`Receiver::recv_batch`].
+#[must_use = "futures do nothing unless polled"]
+pub struct RecvBatch<'a, T> {
+    chan: &'a Chan<T>,
+    out: &'a mut Vec<T>,
+    max: usize,
+    key: Option<usize>,
+}
+
+impl<T> Future for RecvBatch<'_, T> {
+    type Output = Result<usize, RecvError>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        this.chan
+            .poll_recv_batch(&mut this.key, this.out, this.max, cx)
+    }
+}
+
+impl<T> Drop for RecvBatch<'_, T> {
+    fn drop(&mut self) {
+        self.chan.recv_waiters.cancel(&mut self.key);
+    }
+}
+
+// ------------------------------------------------------ Stream and Sink
+
+impl<T> futures_core::Stream for Receiver<T> {
+    type Item = T;
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let this = self.get_mut();
+        this.chan
+            .poll_recv(&mut this.stream_key, cx)
+            .map(Result::ok)
+    }
+}
+
+impl<T> futures_core::FusedStream for Receiver<T> {
+    fn is_terminated(&self) -> bool {
+        self.chan.is_closed() && self.chan.len() == 0
+    }
+}
+
+impl<T> Sender<T> {
+    fn poll_flush_pending(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), SendError<T>>> {
+        if self.sink_pending.is_none() && self.sink_key.is_none() {
+            return Poll::Ready(Ok(()));
+        }
+        let r = self
+            .chan
+            .poll_send(&mut self.sink_pending, &mut self.sink_key, cx);
+        if r.is_ready() {
+            self.sink_pending = None;
+        }
+        r
+    }
+}
+
+/// `poll_ready` waits until the previously started item is placed;
+/// `start_send` holds one item; `poll_close` flushes it and releases this
+/// handle (as if dropped: the channel closes once every sender is released).
+impl<T> futures_sink::Sink<T> for Sender<T> {
+    type Error = SendError<T>;
+
+    fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.get_mut().poll_flush_pending(cx)
+    }
+
+    fn start_send(self: Pin<&mut Self>, item: T) -> Result<(), Self::Error> {
+        let this = self.get_mut();
+        if this.detached.load(Ordering::Relaxed) || this.chan.is_closed() {
+            return Err(SendError(item));
+        }
+        assert!(this.sink_pending.is_none(), "start_send without poll_ready");
+        this.sink_pending = Some(item);
+        Ok(())
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.get_mut().poll_flush_pending(cx)
+    }
+
+    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        let this = self.get_mut();
+        let r = std::task::ready!(this.poll_flush_pending(cx));
+        if !this.detached.swap(true, Ordering::Relaxed) {
+            this.release();
+        }
+        Poll::Ready(r)
+    }
+}
+
+impl<T> Unpin for Receiver<T> {}
+impl<T> Unpin for Sender<T> {}
