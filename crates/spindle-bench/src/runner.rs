@@ -59,16 +59,17 @@ pub struct Outcome {
     pub rss_floor_bytes: u64,
 }
 
-/// This process's peak RSS so far.
+/// This process's own memory high-water mark (`VmHWM`), the floor every
+/// child inherits. Not `getrusage(RUSAGE_SELF)`: that one also carries the
+/// high-water mark of whatever exec'd us (cargo, under `cargo run`).
 pub fn own_peak_rss() -> u64 {
-    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage writes into the valid struct we pass.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } == 0 {
-        ru.ru_maxrss as u64 * 1024
-    } else {
-        0
-    }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
 }
 
 fn tv_ns(tv: libc::timeval) -> u64 {
@@ -427,13 +428,33 @@ fn command_string(bin: &Path, args: &[String]) -> String {
     s
 }
 
+/// Whether a row runs at all: unsupported by the peer, skipped by the profile, or Ok.
+fn initial_status(plan: &Plan, w: &Workload, p: &Peer) -> Status {
+    match p.support(w.name) {
+        Ok(()) if plan.profile == Profile::Quick && w.quick_skip.contains(&p.name.as_str()) => {
+            Status::Skipped(format!(
+                "not run on the quick profile ({}); see --profile full",
+                w.quick_skip_why
+            ))
+        }
+        Ok(()) => Status::Ok,
+        Err(reason) => Status::Unsupported(reason),
+    }
+}
+
 /// Runs the plan; returns one row per (workload, peer that lists it).
 pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
     let rounds = plan.warmup + plan.runs;
     let total: usize = plan
         .workloads
         .iter()
-        .map(|(w, _)| plan.peers.iter().filter(|p| p.lists(w.name)).count() * rounds as usize)
+        .map(|(w, _)| {
+            plan.peers
+                .iter()
+                .filter(|p| initial_status(plan, w, p) == Status::Ok)
+                .count()
+                * rounds as usize
+        })
         .sum();
     let mut progress = Progress::new(total, quiet);
     let mut all = Vec::new();
@@ -444,19 +465,7 @@ pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
             .peers
             .iter()
             .map(|p| {
-                let status = match p.support(w.name) {
-                    Ok(())
-                        if plan.profile == Profile::Quick
-                            && w.quick_skip.contains(&p.name.as_str()) =>
-                    {
-                        Status::Skipped(format!(
-                            "not run on the quick profile ({}); see --profile full",
-                            w.quick_skip_why
-                        ))
-                    }
-                    Ok(()) => Status::Ok,
-                    Err(reason) => Status::Unsupported(reason),
-                };
+                let status = initial_status(plan, w, p);
                 let row = Row {
                     workload: w,
                     peer: p.name.clone(),
@@ -577,6 +586,7 @@ mod tests {
         assert_eq!(o.stdout.trim(), "hi");
         assert_eq!(o.stderr.trim(), "oops");
         assert!(o.wall_ns > 0 && o.peak_rss_bytes > 0);
+        assert!(o.rss_floor_bytes > 0 && own_peak_rss() > 0);
     }
 
     #[test]

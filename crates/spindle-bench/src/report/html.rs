@@ -60,10 +60,10 @@ struct Bar {
     tooltip: String,
 }
 
-const W: f64 = 720.0;
+const W: f64 = 820.0;
 /// Runs shown in a history chart, the most recent.
 const MAX_HISTORY: usize = 30;
-const LABEL_W: f64 = 260.0;
+const LABEL_W: f64 = 340.0;
 const BAR_H: f64 = 18.0;
 const GAP: f64 = 6.0;
 
