@@ -213,7 +213,21 @@ pub fn dispatch(cli: Cli) -> Result<i32, String> {
             };
             let root = peers::workspace_root();
             let last = meta::last_commit_touching(&root, "crates/spindle");
-            match fresh::check(run.meta.timestamp_unix, meta::now_unix(), *max_age, last) {
+            let same_tree = run.meta.spindle_tree.is_some()
+                && run.meta.spindle_tree == meta::head_tree_id(&root, "crates/spindle");
+            if path.starts_with(root.join("bench")) && meta::uncommitted(&root, "bench/latest.json")
+            {
+                eprintln!(
+                    "note: bench/latest.json has uncommitted changes; CI checks the committed one"
+                );
+            }
+            match fresh::check(
+                run.meta.timestamp_unix,
+                meta::now_unix(),
+                *max_age,
+                last,
+                same_tree,
+            ) {
                 Ok(m) => {
                     println!("{m}");
                     Ok(0)

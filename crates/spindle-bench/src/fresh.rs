@@ -3,6 +3,11 @@
 //! Fails when `bench/latest.json` is missing, older than `--max-age`, or
 //! older than the last git commit touching `crates/spindle` (a runtime change
 //! since the last measurement). Ages are written `90s`, `30m`, `24h`, `7d`.
+//!
+//! One exception to the commit-time rule: a run that recorded the tree id
+//! of `crates/spindle` it measured, equal to HEAD's, is current whatever the
+//! commit's date, so that committing a runtime change together with its
+//! benchmark run (the commit is then newer than the run) is not a false alarm.
 
 /// Parses `24h`-style durations into seconds.
 pub fn parse_age(s: &str) -> Result<u64, String> {
@@ -27,6 +32,7 @@ pub fn check(
     now_unix: u64,
     max_age_s: u64,
     last_runtime_commit: Option<u64>,
+    same_tree: bool,
 ) -> Result<String, String> {
     let age = now_unix.saturating_sub(run_unix);
     if age > max_age_s {
@@ -36,7 +42,7 @@ pub fn check(
             human(max_age_s)
         ));
     }
-    if let Some(c) = last_runtime_commit {
+    if let Some(c) = last_runtime_commit.filter(|_| !same_tree) {
         if c > run_unix {
             return Err(format!(
                 "benchmarks are stale: crates/spindle changed {} after the latest run; run the suite again and commit bench/",

@@ -36,6 +36,11 @@ pub struct RunMeta {
     pub git_commit: String,
     /// Uncommitted changes in the tree when it ran.
     pub git_dirty: bool,
+    /// Git tree id of `crates/spindle` as it was on disk when the suite ran
+    /// (uncommitted changes included): lets `check-fresh` see that a run
+    /// measured exactly the runtime HEAD holds.
+    #[serde(default)]
+    pub spindle_tree: Option<String>,
     pub machine: Machine,
     pub toolchains: Toolchains,
 }
@@ -119,6 +124,48 @@ pub fn last_commit_touching(root: &Path, path: &str) -> Option<u64> {
         .ok()
 }
 
+/// The tree id `path` would have if the working tree were committed now,
+/// computed in a throw-away copy of the index (the real index is untouched).
+pub fn worktree_tree_id(root: &Path, path: &str) -> Option<String> {
+    let index = first_line(
+        "git",
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+        root,
+    )?;
+    let tmp = std::env::temp_dir().join(format!("spindle-bench-index-{}", std::process::id()));
+    std::fs::copy(&index, &tmp).ok()?;
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .env("GIT_INDEX_FILE", &tmp)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+    };
+    let prefix = format!("{path}/");
+    let id = git(&["add", "-A", "--", path])
+        .and_then(|_| git(&["write-tree", "--prefix", &prefix]))
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let _ = std::fs::remove_file(&tmp);
+    id.filter(|s| !s.is_empty())
+}
+
+/// The tree id of `path` in HEAD.
+pub fn head_tree_id(root: &Path, path: &str) -> Option<String> {
+    first_line("git", &["rev-parse", &format!("HEAD:{path}")], root)
+}
+
+/// `path` has changes not committed (tracked or untracked).
+pub fn uncommitted(root: &Path, path: &str) -> bool {
+    Command::new("git")
+        .args(["status", "--porcelain", "--", path])
+        .current_dir(root)
+        .output()
+        .map(|o| !o.stdout.is_empty())
+        .unwrap_or(false)
+}
+
 pub fn collect(root: &Path) -> RunMeta {
     let ts = now_unix();
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
@@ -139,6 +186,7 @@ pub fn collect(root: &Path) -> RunMeta {
             .output()
             .map(|o| !o.stdout.is_empty())
             .unwrap_or(false),
+        spindle_tree: worktree_tree_id(root, "crates/spindle"),
         machine: Machine {
             cores: cores(),
             cpu_model: cpu_model(),
