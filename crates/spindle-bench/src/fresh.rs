@@ -78,13 +78,17 @@ mod tests {
         assert_eq!(parse_age("30m").unwrap(), 1800);
         assert_eq!(parse_age("2d").unwrap(), 172_800);
         assert!(parse_age("h").is_err() && parse_age("3w").is_err());
-        assert!(check(1000, 1100, 3600, None).is_ok());
-        assert!(check(1000, 1000 + 7200, 3600, None)
+        assert!(check(1000, 1100, 3600, None, false).is_ok());
+        assert!(check(1000, 8200, 3600, None, false)
             .unwrap_err()
             .contains("stale"));
-        assert!(check(1000, 1100, 3600, Some(1050))
+        assert!(check(1000, 1100, 3600, Some(1050), false)
             .unwrap_err()
             .contains("crates/spindle"));
-        assert!(check(1000, 1100, 3600, Some(900)).is_ok());
+        assert!(check(1000, 1100, 3600, Some(900), false).is_ok());
+        // The run measured exactly HEAD's runtime: a later commit date is fine...
+        assert!(check(1000, 1100, 3600, Some(1050), true).is_ok());
+        // ...but never past the age limit.
+        assert!(check(1000, 8200, 3600, Some(1050), true).is_err());
     }
 }
