@@ -12,7 +12,7 @@
 //!   difference is *significant* when the interval excludes 1 and rests on
 //!   at least [`MIN_SIGNIFICANT_N`] pairs. With 3 pairs that means all three
 //!   rounds agree on the direction (a 1-in-4 event under no difference); with
-//!   5, 1 in 16: use the full profile for decisions.
+//!   5, rarer still: use the full profile for decisions.
 //! - [`unpaired_ratio`]: the same for two independent sets of samples (a
 //!   saved baseline against the latest run): ratio of medians, bootstrap
 //!   resampling each side on its own.

@@ -360,7 +360,16 @@ fn workload_section(run: &LatestRun, name: &str, history: &[HistoryLine]) -> Str
                 hi: 0.0,
                 color: color(&r.peer).into(),
                 published: false,
-                tooltip: format!("{}: peak RSS {}", r.peer, fmt_bytes(b as u64)),
+                tooltip: format!(
+                    "{}: peak RSS {}{}",
+                    r.peer,
+                    fmt_bytes(b as u64),
+                    if r.rss_floor_bytes.is_some_and(|f| b as u64 <= f) {
+                        " (at the harness's own RSS: the peer used at most this)"
+                    } else {
+                        ""
+                    }
+                ),
             })
         })
         .collect();

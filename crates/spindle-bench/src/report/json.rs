@@ -97,10 +97,24 @@ impl RowJson {
         let keys = crate::workloads::find(&self.workload)
             .map(|w| w.extra_keys)
             .unwrap_or(&[]);
-        keys.iter()
+        let mut parts: Vec<String> = keys
+            .iter()
+            .filter(|k| **k != "bytes") // shown as GB/s below
             .filter_map(|k| self.extra.get(*k).map(|v| format!("{k}={v}")))
-            .collect::<Vec<_>>()
-            .join(" ")
+            .collect();
+        // Derived figures the seeds report: heartbeats achieved, bytes per second.
+        let num = |k: &str| self.extra.get(k).and_then(|v| v.parse::<f64>().ok());
+        if let (Some(beats), Some(due)) = (num("beats"), num("due")) {
+            if due > 0.0 {
+                parts.push(format!("({:.0}% of heartbeats)", 100.0 * beats / due));
+            }
+        }
+        if let (Some(bytes), Some(med)) = (num("bytes"), self.median_ns) {
+            if med > 0.0 {
+                parts.push(format!("{:.2} GB/s", bytes / med));
+            }
+        }
+        parts.join(" ")
     }
 
     pub fn samples_f64(&self) -> Vec<f64> {
