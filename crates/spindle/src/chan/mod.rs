@@ -74,12 +74,14 @@ pub mod oneshot {
 
 /// Broadcast channel types; see [`broadcast()`](fn@broadcast).
 pub mod broadcast {
-    pub use super::flavors::broadcast::{Receiver, RecvError, Sender, TryRecvError};
+    pub use super::flavors::broadcast::{Receiver, Recv, RecvError, Sender, TryRecvError};
 }
 
 /// SPSC ring types; see [`spsc()`](fn@spsc).
 pub mod spsc {
-    pub use super::flavors::spsc::{Consumer, Producer, ReadSlice, WriteSlice};
+    pub use super::flavors::spsc::{Consumer, Pop, Producer, Push};
+    #[cfg(not(loom))]
+    pub use super::flavors::spsc::{ReadSlice, WriteSlice};
 }
 
 pub use flavors::broadcast::channel as broadcast;

@@ -24,7 +24,9 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use crate::chan::blocking;
-use crate::chan::error::{RecvError, RecvTimeoutError, TryRecvError};
+#[cfg(not(loom))]
+use crate::chan::error::RecvTimeoutError;
+use crate::chan::error::{RecvError, TryRecvError};
 use crate::loom::{lock, Arc, Mutex};
 
 struct Inner<T> {

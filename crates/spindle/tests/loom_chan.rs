@@ -1,0 +1,270 @@
+//! Loom models of the channels: every interleaving (up to the preemption
+//! bound) of the real code's atomics, cells and mutexes.
+//!
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p spindle --release --test loom_chan`
+
+#![cfg(loom)]
+
+use loom::thread;
+use spindle::chan::{self, RecvError, TryRecvError};
+
+/// A loom-aware executor for the select models: polls on this loom thread,
+/// parking on a loom condvar between polls.
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    use loom::sync::{Condvar, Mutex};
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
+    struct P(Mutex<bool>, Condvar);
+    impl Wake for P {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            *self.0.lock().unwrap() = true;
+            self.1.notify_one();
+        }
+    }
+    let p = Arc::new(P(Mutex::new(false), Condvar::new()));
+    let w = Waker::from(p.clone());
+    let mut cx = Context::from_waker(&w);
+    let mut f = std::pin::pin!(f);
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        let mut g = p.0.lock().unwrap();
+        while !*g {
+            g = p.1.wait(g).unwrap();
+        }
+        *g = false;
+    }
+}
+
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(2);
+    }
+    b.check(f);
+}
+
+// ------------------------------------------------------------ bounded
+
+/// Lost wake-up on recv vs send: the receiver parks on an empty ring while
+/// the sender publishes; it must always get the value.
+#[test]
+fn array_send_recv_no_lost_wakeup() {
+    model(|| {
+        let (tx, rx) = chan::bounded::<u32>(1);
+        let t = thread::spawn(move || tx.send_blocking(7).unwrap());
+        assert_eq!(rx.recv_blocking(), Ok(7));
+        t.join().unwrap();
+    });
+}
+
+/// A sender parked on a full ring is woken by the receive that frees a slot.
+#[test]
+fn array_full_send_wakes() {
+    model(|| {
+        let (tx, rx) = chan::bounded::<u32>(1);
+        tx.try_send(1).unwrap();
+        let t = thread::spawn(move || tx.send_blocking(2).unwrap());
+        assert_eq!(rx.recv_blocking(), Ok(1));
+        assert_eq!(rx.recv_blocking(), Ok(2));
+        t.join().unwrap();
+    });
+}
+
+/// Close races a blocked receive: the receiver wakes with `Closed`.
+#[test]
+fn array_close_vs_blocked_recv() {
+    model(|| {
+        let (tx, rx) = chan::bounded::<u32>(1);
+        let t = thread::spawn(move || drop(tx));
+        assert_eq!(rx.recv_blocking(), Err(RecvError));
+        t.join().unwrap();
+    });
+}
+
+/// Close races a blocked send on a full ring: the sender gets its value back,
+/// the buffered message stays receivable, nothing is lost.
+#[test]
+fn array_close_vs_blocked_send() {
+    model(|| {
+        let (tx, rx) = chan::bounded::<u32>(1);
+        tx.try_send(1).unwrap();
+        let t = thread::spawn(move || tx.send_blocking(2));
+        rx.close();
+        let r = t.join().unwrap();
+        assert_eq!(r.unwrap_err().0, 2);
+        assert_eq!(rx.try_recv(), Ok(1));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Closed));
+    });
+}
+
+/// Two senders race for one slot, one receiver drains: both values arrive.
+#[test]
+fn array_two_senders() {
+    model(|| {
+        let (tx, rx) = chan::bounded::<u32>(1);
+        let tx2 = tx.clone();
+        let a = thread::spawn(move || tx.send_blocking(1).unwrap());
+        let b = thread::spawn(move || tx2.send_blocking(2).unwrap());
+        let x = rx.recv_blocking().unwrap();
+        let y = rx.recv_blocking().unwrap();
+        assert_eq!(x + y, 3);
+        a.join().unwrap();
+        b.join().unwrap();
+        assert_eq!(rx.recv_blocking(), Err(RecvError));
+    });
+}
+
+// ---------------------------------------------------------- unbounded
+
+/// Receive vs send across a block boundary (blocks of 2 under loom).
+#[test]
+fn list_send_recv_across_blocks() {
+    model(|| {
+        let (tx, rx) = chan::unbounded::<u32>();
+        let t = thread::spawn(move || {
+            for i in 0..3 {
+                tx.send_blocking(i).unwrap();
+            }
+        });
+        for i in 0..3 {
+            assert_eq!(rx.recv_blocking(), Ok(i));
+        }
+        assert_eq!(rx.recv_blocking(), Err(RecvError));
+        t.join().unwrap();
+    });
+}
+
+/// Close vs a receiver: it drains the buffered value, then sees closed.
+#[test]
+fn list_close_drain() {
+    model(|| {
+        let (tx, rx) = chan::unbounded::<u32>();
+        let t = thread::spawn(move || {
+            tx.send_blocking(1).unwrap();
+            tx.close();
+        });
+        assert_eq!(rx.recv_blocking(), Ok(1));
+        assert_eq!(rx.recv_blocking(), Err(RecvError));
+        t.join().unwrap();
+    });
+}
+
+// --------------------------------------------------------- rendezvous
+
+/// Direct hand-off: the send completes exactly when the receiver takes it.
+#[test]
+fn zero_handoff() {
+    model(|| {
+        let (tx, rx) = chan::rendezvous::<u32>();
+        let t = thread::spawn(move || tx.send_blocking(5).unwrap());
+        assert_eq!(rx.recv_blocking(), Ok(5));
+        t.join().unwrap();
+    });
+}
+
+/// Close vs a parked sender: either the receiver took the value (send Ok)
+/// or the sender got it back — never both, never neither.
+#[test]
+fn zero_close_vs_send() {
+    model(|| {
+        let (tx, rx) = chan::rendezvous::<u32>();
+        let rx2 = rx.clone();
+        let t = thread::spawn(move || tx.send_blocking(5));
+        let r = thread::spawn(move || rx2.try_recv());
+        rx.close();
+        let sent = t.join().unwrap();
+        let got = r.join().unwrap();
+        match (sent, got) {
+            (Ok(()), Ok(5)) => {}
+            (Err(e), Err(_)) => assert_eq!(e.0, 5),
+            (s, g) => panic!("inconsistent: {s:?} / {g:?}"),
+        }
+    });
+}
+
+// ------------------------------------------------------------ oneshot
+
+#[test]
+fn oneshot_send_vs_recv() {
+    model(|| {
+        let (tx, mut rx) = chan::oneshot::<u32>();
+        let t = thread::spawn(move || tx.send(3).unwrap());
+        assert_eq!(rx.recv_blocking(), Ok(3));
+        t.join().unwrap();
+    });
+}
+
+#[test]
+fn oneshot_drop_sender_wakes() {
+    model(|| {
+        let (tx, mut rx) = chan::oneshot::<u32>();
+        let t = thread::spawn(move || drop(tx));
+        assert_eq!(rx.recv_blocking(), Err(RecvError));
+        t.join().unwrap();
+    });
+}
+
+// -------------------------------------------------------------- select
+
+/// A select over two channels while both get a message: the select takes
+/// exactly one, the losing arm leaves the other in its channel.
+#[test]
+fn select_cancel_keeps_message() {
+    model(|| {
+        let (tx1, rx1) = chan::bounded::<u32>(1);
+        let (tx2, rx2) = chan::bounded::<u32>(1);
+        let t = thread::spawn(move || {
+            tx1.send_blocking(1).unwrap();
+            tx2.send_blocking(2).unwrap();
+        });
+        let got = block_on(async {
+            spindle::select! {
+                biased;
+                a = rx1.recv() => a.unwrap(),
+                b = rx2.recv() => b.unwrap(),
+            }
+        });
+        t.join().unwrap();
+        let rest = if got == 1 { rx2.try_recv() } else { rx1.try_recv() };
+        assert_eq!(got + rest.unwrap(), 3);
+    });
+}
+
+/// A receiver woken for a message but cancelled (losing select arm) passes
+/// the wake-up on: a second, blocked receiver of the same channel still gets
+/// the message.
+#[test]
+fn select_cancel_passes_wakeup_on() {
+    model(|| {
+        let (tx, rx) = chan::bounded::<u32>(1);
+        let (tx_other, rx_other) = chan::bounded::<u32>(1);
+        tx_other.try_send(9).unwrap();
+        let rx_b = rx.clone();
+        let keep_open = tx.clone();
+        let b = thread::spawn(move || rx_b.recv_blocking());
+        let t = thread::spawn(move || tx.send_blocking(1).unwrap());
+        // This select may register on `rx` and lose to `rx_other`.
+        let got = block_on(async {
+            spindle::select! {
+                biased;
+                a = rx.recv() => a.map(|v| v * 10),
+                o = rx_other.recv() => o,
+            }
+        });
+        t.join().unwrap();
+        drop(keep_open);
+        if got == Ok(10) {
+            // The select took it; release the other receiver.
+            rx.close();
+            assert_eq!(b.join().unwrap(), Err(RecvError));
+        } else {
+            assert_eq!(got, Ok(9));
+            assert_eq!(b.join().unwrap(), Ok(1));
+        }
+    });
+}
