@@ -99,7 +99,11 @@ macro_rules! __select_parse {
     };
     // `else` arm.
     (@($bi:tt) @[$($arms:tt)*] @[] @avail[$($av:tt)*]
-        else => $body:block $(,)? $($rest:tt)*) => {
+        else => $body:block, $($rest:tt)*) => {
+        $crate::__select_parse!(@($bi) @[$($arms)*] @[$body] @avail[$($av)*] $($rest)*)
+    };
+    (@($bi:tt) @[$($arms:tt)*] @[] @avail[$($av:tt)*]
+        else => $body:block $($rest:tt)*) => {
         $crate::__select_parse!(@($bi) @[$($arms)*] @[$body] @avail[$($av)*] $($rest)*)
     };
     (@($bi:tt) @[$($arms:tt)*] @[] @avail[$($av:tt)*]
@@ -108,7 +112,12 @@ macro_rules! __select_parse {
     };
     // An arm whose body is a block (comma optional).
     (@($bi:tt) @[$($arms:tt)*] @[$($el:tt)*] @avail[($i:tt $v:ident) $($av:tt)*]
-        $p:pat = $f:expr => $body:block $(,)? $($rest:tt)*) => {
+        $p:pat = $f:expr => $body:block, $($rest:tt)*) => {
+        $crate::__select_parse!(@($bi) @[$($arms)* (($i $v) ($p) ($f) ($body))] @[$($el)*]
+            @avail[$($av)*] $($rest)*)
+    };
+    (@($bi:tt) @[$($arms:tt)*] @[$($el:tt)*] @avail[($i:tt $v:ident) $($av:tt)*]
+        $p:pat = $f:expr => $body:block $($rest:tt)*) => {
         $crate::__select_parse!(@($bi) @[$($arms)* (($i $v) ($p) ($f) ($body))] @[$($el)*]
             @avail[$($av)*] $($rest)*)
     };

@@ -192,6 +192,9 @@ impl<T> Producer<T> {
     /// full or wraps.
     #[cfg(not(loom))]
     pub fn write_slice(&mut self, max: usize) -> WriteSlice<'_, T> {
+        // Acquire: as in `free`; always reloaded so the run is as long as
+        // possible.
+        self.cached_head = self.ring.head.load(Ordering::Acquire);
         let free = self.free();
         let to_end = self.ring.cap - self.tail % self.ring.cap;
         let len = free.min(to_end).min(max as u64) as usize;
@@ -419,6 +422,9 @@ impl<T> Consumer<T> {
     /// Peeks at up to `max` contiguous ready values, in place.
     #[cfg(not(loom))]
     pub fn read_slice(&mut self, max: usize) -> ReadSlice<'_, T> {
+        // Acquire: as in `ready`; always reloaded so the run is as long as
+        // possible.
+        self.cached_tail = self.ring.tail.load(Ordering::Acquire);
         let ready = self.ready();
         let to_end = self.ring.cap - self.head % self.ring.cap;
         let len = ready.min(to_end).min(max as u64) as usize;
