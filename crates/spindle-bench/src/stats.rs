@@ -3,7 +3,8 @@
 //! - [`Summary`]: min, median, mean, max, sample standard deviation (n − 1),
 //!   the median absolute deviation, and which samples are outliers: further
 //!   than 3·MAD from the median, where MAD is scaled by 1.4826 so that it
-//!   estimates σ for normal data (the usual "modified z-score" convention).
+//!   estimates σ for normal data (the usual "modified z-score" convention);
+//!   only with at least [`MIN_OUTLIER_N`] samples.
 //! - [`paired_ratio`]: the ratio of two peers' times from paired runs (run r
 //!   of A against run r of B, which ran side by side in round r). The point
 //!   estimate is the geometric mean of the per-round ratios; its 95 %
@@ -25,6 +26,9 @@ use serde::{Deserialize, Serialize};
 
 /// Bootstrap resamples. Enough for a stable 95 % interval, cheap for 300 rows.
 pub const BOOTSTRAP_RESAMPLES: usize = 2000;
+/// Fewer samples than this flag no outlier: the MAD of three values is just
+/// the smaller gap between two of them, and every third row would "have" one.
+pub const MIN_OUTLIER_N: usize = 5;
 /// Fewer pairs (or samples a side) than this are never called significant:
 /// a bootstrap over one or two values says nothing about the spread.
 pub const MIN_SIGNIFICANT_N: usize = 3;
@@ -86,7 +90,7 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
     let outliers = xs
         .iter()
         .enumerate()
-        .filter(|(_, &x)| (x - med).abs() > 3.0 * mad && mad > 0.0)
+        .filter(|(_, &x)| n >= MIN_OUTLIER_N && mad > 0.0 && (x - med).abs() > 3.0 * mad)
         .map(|(i, _)| i)
         .collect();
     Some(Summary {
@@ -239,6 +243,12 @@ mod tests {
     fn single_sample_has_no_spread_and_no_outlier() {
         let s = summarize(&[7.0]).unwrap();
         assert_eq!((s.stddev, s.mad, s.outliers.len()), (0.0, 0.0, 0));
+        // Three samples never flag an outlier, however far one is.
+        assert!(summarize(&[10.0, 11.0, 50.0]).unwrap().outliers.is_empty());
+        assert_eq!(
+            summarize(&[10.0, 11.0, 10.5, 10.2, 50.0]).unwrap().outliers,
+            vec![4]
+        );
     }
 
     #[test]
