@@ -322,6 +322,29 @@ fn bad_input_is_a_usage_error_naming_the_valid_choices() {
     );
 }
 
+#[test]
+fn list_names_workloads_and_says_why_a_peer_cannot_run_a_row() {
+    let dir = tmpdir("list");
+    let peer = fake_peer(&dir);
+    let out = bin()
+        .args(["list", "--no-build", "--peer-bin"])
+        .arg(format!("fake={}", peer.display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("skynet") && text.contains("10-ary tree"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fake       available: runs 5 of 37"),
+        "{text}"
+    );
+    assert!(text.contains("pingpong: no channels here"), "{text}");
+    assert!(text.contains("go ") && text.contains("spindle "), "{text}");
+}
+
 /// The whole catalogue on every real peer at tiny sizes, through the same
 /// path as the default command (peers built by the harness, in the `dev`
 /// profile to keep CI fast). Peers that are not written yet are unavailable

@@ -50,7 +50,14 @@ fn fmt_per(x: f64) -> String {
 pub fn render(run: &LatestRun) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "goos: {}", std::env::consts::OS);
-    let _ = writeln!(s, "goarch: {}", std::env::consts::ARCH);
+    // Go's names for the architectures, so the header reads like `go test`'s.
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        a => a,
+    };
+    let _ = writeln!(s, "goarch: {arch}");
     let _ = writeln!(s, "pkg: spindle-bench");
     let _ = writeln!(s, "cpu: {}", run.meta.machine.cpu_model);
     let _ = writeln!(s, "commit: {}", run.meta.git_commit);
