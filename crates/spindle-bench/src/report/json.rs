@@ -366,3 +366,143 @@ pub fn json_lines(run: &LatestRun) -> String {
         .map(|r| serde_json::to_string(r).expect("row serialises") + "\n")
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::meta::{Machine, Toolchains};
+    use crate::runner::Sample;
+    use crate::workloads;
+
+    fn meta() -> RunMeta {
+        RunMeta {
+            run_id: "1".into(),
+            date: "2026-11-21T00:00:00Z".into(),
+            timestamp_unix: 1,
+            git_commit: "abc".into(),
+            git_dirty: false,
+            spindle_tree: None,
+            machine: Machine {
+                cores: 2,
+                cpu_model: "cpu".into(),
+                os: "linux".into(),
+            },
+            toolchains: Toolchains {
+                rustc: "rustc".into(),
+                go: "go".into(),
+            },
+        }
+    }
+
+    fn row(w: &str, peer: &str, ns: &[u64], status: Status) -> Row {
+        Row {
+            workload: workloads::find(w).unwrap(),
+            peer: peer.into(),
+            size: 10,
+            workers: 2,
+            status,
+            expected: "45".into(),
+            result: Some("45".into()),
+            ops: Some(10),
+            samples: ns
+                .iter()
+                .map(|&ns| Sample {
+                    ns,
+                    wall_ns: ns * 2,
+                    user_ns: 1,
+                    sys_ns: 1,
+                    peak_rss_bytes: 4096,
+                    rss_floor_bytes: 1024,
+                })
+                .collect(),
+            extra: BTreeMap::new(),
+            command: format!("peer-{peer} run {w}"),
+        }
+    }
+
+    fn run() -> LatestRun {
+        let rows = vec![
+            row("skynet", "go", &[100, 110, 105], Status::Ok),
+            row("skynet", "tokio", &[200, 210, 190], Status::Ok),
+            row("skynet", "spindle", &[50, 55, 52], Status::Ok),
+            row(
+                "fib",
+                "spindle",
+                &[],
+                Status::Failed("wrong result: got 1, expected 55".into()),
+            ),
+            row("fib", "go", &[10, 10, 10], Status::Ok),
+        ];
+        let settings = RunSettings {
+            profile: "quick".into(),
+            workers: 2,
+            warmup: 1,
+            runs: 3,
+        };
+        analyse(meta(), settings, &[], &rows)
+    }
+
+    #[test]
+    fn failed_rows_carry_no_time_and_ok_rows_carry_paired_ratios() {
+        let r = run();
+        assert!(r.any_failed());
+        let fib = r.row("fib", "spindle").unwrap();
+        assert!(
+            !fib.ok
+                && fib.samples_ns.is_empty()
+                && fib.median_ns.is_none()
+                && fib.ratios.is_empty()
+        );
+        let sky = r.row("skynet", "spindle").unwrap();
+        assert_eq!(sky.median_ns, Some(52.0));
+        assert_eq!(sky.ns_per_op, Some(5.2));
+        let vs_go = sky.ratios["go"];
+        assert!(
+            vs_go.significant && vs_go.ratio < 0.55 && vs_go.ratio > 0.45,
+            "{vs_go:?}"
+        );
+        assert!(sky.ratios["tokio"].ratio < 0.3);
+        assert_eq!(r.row("skynet", "go").unwrap().ratios.len(), 1); // tokio only, not itself
+        let g = &r.summary;
+        assert_eq!(g.len(), 2);
+        assert_eq!(
+            (g[0].against.as_str(), g[0].rows, g[0].faster),
+            ("go", 1, 1)
+        );
+    }
+
+    #[test]
+    fn the_saved_run_round_trips() {
+        let r = run();
+        let back: LatestRun = serde_json::from_str(&to_string(&r)).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(json_lines(&r).lines().count(), 5);
+    }
+
+    #[test]
+    fn html_has_an_svg_per_workload_and_benchstat_skips_failed_rows() {
+        let r = run();
+        let html = crate::report::html::render(&r, &[]);
+        for w in ["skynet", "fib"] {
+            let sec = html.split(&format!("<section id=\"{w}\">")).nth(1).unwrap();
+            assert!(
+                sec.split("</section>").next().unwrap().contains("<svg"),
+                "{w}"
+            );
+        }
+        assert!(html.contains("FAILED") && html.contains("wrong result: got 1"));
+        let bs = crate::report::benchstat::render(&r);
+        assert_eq!(
+            bs.lines()
+                .filter(|l| l.starts_with("BenchmarkFib/impl=spindle"))
+                .count(),
+            0
+        );
+        assert_eq!(
+            bs.lines()
+                .filter(|l| l.starts_with("BenchmarkSkynet/impl=spindle-2"))
+                .count(),
+            3
+        );
+    }
+}
