@@ -52,7 +52,11 @@ fn close_keeps_buffer_until_drained_or_dropped() {
         tx.try_send(c.make(0)).unwrap();
         tx.try_send(c.make(1)).unwrap();
         tx.close();
-        assert_eq!(c.dropped(), 0, "{name}: close must not drop buffered messages");
+        assert_eq!(
+            c.dropped(),
+            0,
+            "{name}: close must not drop buffered messages"
+        );
         // A send after close hands the value back, which we drop.
         let e = tx.try_send(c.make(2)).unwrap_err();
         assert!(e.is_closed());
@@ -75,7 +79,11 @@ fn failed_sends_return_the_value() {
     }
     assert_eq!(c.dropped(), 1);
     drop(rx);
-    assert_eq!(c.dropped(), 2, "buffered message dropped with the last receiver");
+    assert_eq!(
+        c.dropped(),
+        2,
+        "buffered message dropped with the last receiver"
+    );
     let e = block_on(tx.send(c.make(2))).unwrap_err();
     assert_eq!(e.0.id, 2);
     drop(e);

@@ -376,3 +376,14 @@ fn threads_and_tasks_both_ways() {
     task.join().unwrap();
     assert_eq!(got, (0..100).map(|i| i * 2).collect::<Vec<_>>());
 }
+
+#[test]
+fn rendezvous_last_receiver_dropped_returns_parked_value() {
+    let (tx, rx) = chan::rendezvous::<String>();
+    let h = thread::spawn(move || tx.send_blocking("parked".to_string()));
+    while rx.len() == 0 {
+        thread::yield_now();
+    }
+    drop(rx);
+    assert_eq!(h.join().unwrap().unwrap_err().0, "parked");
+}

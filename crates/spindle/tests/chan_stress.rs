@@ -89,14 +89,24 @@ fn mixed_mpmc_rendezvous() {
 fn senders_outnumber_capacity_100_to_1() {
     // 100 blocked senders per slot: every wake-up must lead to progress.
     let (tx, rx) = chan::bounded(1);
-    run_mixed(tx, rx, if cfg!(miri) { 10 } else { 100 }, scale(100) as u64, 2);
+    run_mixed(
+        tx,
+        rx,
+        if cfg!(miri) { 10 } else { 100 },
+        scale(100) as u64,
+        2,
+    );
 }
 
 #[test]
 fn hundred_receivers_all_progress() {
     let receivers = if cfg!(miri) { 10 } else { 100 };
     let (tx, rx) = chan::bounded::<u64>(8);
-    let per_rx = Arc::new((0..receivers).map(|_| AtomicU64::new(0)).collect::<Vec<_>>());
+    let per_rx = Arc::new(
+        (0..receivers)
+            .map(|_| AtomicU64::new(0))
+            .collect::<Vec<_>>(),
+    );
     let hs: Vec<_> = (0..receivers)
         .map(|i| {
             let rx = rx.clone();

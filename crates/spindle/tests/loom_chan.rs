@@ -230,7 +230,11 @@ fn select_cancel_keeps_message() {
             }
         });
         t.join().unwrap();
-        let rest = if got == 1 { rx2.try_recv() } else { rx1.try_recv() };
+        let rest = if got == 1 {
+            rx2.try_recv()
+        } else {
+            rx1.try_recv()
+        };
         assert_eq!(got + rest.unwrap(), 3);
     });
 }
@@ -266,5 +270,41 @@ fn select_cancel_passes_wakeup_on() {
             assert_eq!(got, Ok(9));
             assert_eq!(b.join().unwrap(), Ok(1));
         }
+    });
+}
+
+// ---------------------------------------------------------- broadcast
+
+/// A receiver parked on an empty broadcast ring is woken by a send, then by
+/// the close: it sees the message, then `Closed`.
+#[test]
+fn broadcast_send_close_vs_recv() {
+    model(|| {
+        let (tx, mut rx) = chan::broadcast::<u32>(1);
+        let t = thread::spawn(move || {
+            tx.send(1).unwrap();
+            drop(tx);
+        });
+        assert_eq!(rx.recv_blocking(), Ok(1));
+        assert_eq!(rx.recv_blocking(), Err(chan::broadcast::RecvError::Closed));
+        t.join().unwrap();
+    });
+}
+
+// --------------------------------------------------------------- spsc
+
+/// Lost wake-up on an SPSC ring of one slot, both directions, then close.
+#[test]
+fn spsc_push_pop_close() {
+    model(|| {
+        let (mut p, mut c) = chan::spsc::<u32>(1);
+        let t = thread::spawn(move || {
+            p.push_blocking(1).unwrap();
+            p.push_blocking(2).unwrap();
+        });
+        assert_eq!(c.pop_blocking(), Ok(1));
+        assert_eq!(c.pop_blocking(), Ok(2));
+        assert_eq!(c.pop_blocking(), Err(RecvError));
+        t.join().unwrap();
     });
 }

@@ -91,13 +91,33 @@ thread_local! {
     };
 }
 
+#[cfg(not(loom))]
+thread_local! {
+    static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 fn with_parker<R>(f: impl FnOnce(&Parker, &Waker) -> R) -> R {
     #[cfg(not(loom))]
     {
         // A thread reuses one parker for all its blocking calls: no
         // allocation per call. A stale wake left over from an earlier call
         // only causes one spurious poll.
-        PARKER.with(|(p, w)| f(p, w))
+        PARKER.with(|(p, w)| {
+            let depth = DEPTH.with(|d| {
+                d.set(d.get() + 1);
+                d.get()
+            });
+            let r = f(p, w);
+            DEPTH.with(|d| d.set(d.get() - 1));
+            if depth > 1 {
+                // A blocking call nested inside a future polled by an outer
+                // one shares the parker and may have consumed a wake meant
+                // for the outer call: leave the flag set (one spurious poll
+                // instead of a lost wake-up).
+                w.wake_by_ref();
+            }
+            r
+        })
     }
     #[cfg(loom)]
     {

@@ -857,9 +857,14 @@ impl<T> Drop for Receiver<T> {
         if self.chan.receivers.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.chan.close();
             // Nobody can receive any more: drop what is buffered now rather
-            // than when the last sender goes. Sends fail from here on.
-            while let Ok(v) = self.chan.try_recv() {
-                drop(v);
+            // than when the last sender goes. Sends fail from here on. A
+            // rendezvous channel has no buffer: its parked senders, woken by
+            // the close, take their values back (orphan offers of
+            // `try_send` go with the channel).
+            if !matches!(self.chan.flavor, Flavor::Zero(_)) {
+                while let Ok(v) = self.chan.try_recv() {
+                    drop(v);
+                }
             }
         }
     }

@@ -134,10 +134,15 @@ impl<T> Sender<T> {
             let cap = r.slots.len() as u64;
             let i = (r.tail % cap) as usize;
             r.tail += 1;
-            r.slots[i].replace(value)
+            // Read under the ring lock: a receiver registers under it too,
+            // so one that registered before us is counted here, and one that
+            // registers after us sees the new message.
+            (r.slots[i].replace(value), self.shared.waiters.waiting() > 0)
         };
-        drop(old);
-        self.shared.waiters.notify_all();
+        drop(old.0);
+        if old.1 {
+            self.shared.waiters.notify_all();
+        }
         Ok(())
     }
 
