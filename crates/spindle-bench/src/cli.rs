@@ -299,6 +299,11 @@ fn list(c: &Common) -> Result<i32, String> {
 /// Runs a suite (the default command and `run`).
 pub fn suite(c: &Common, a: &RunArgs) -> Result<i32, String> {
     let selected = workloads::select(&a.workload)?;
+    if let Some(n) = a.size {
+        for w in &selected {
+            w.check_size(n)?;
+        }
+    }
     // Validate peer names before any build starts.
     peers::select(&a.peer, &build_options(c))?;
     let workers = c.workers.map(|w| w as usize).unwrap_or_else(meta::cores);

@@ -121,6 +121,50 @@ pub struct Workload {
 }
 
 impl Workload {
+    /// Whether `n` fits this workload's shape (a size that does not would
+    /// make every correct peer "fail" against the formula).
+    pub fn check_size(&self, n: u64) -> Result<(), String> {
+        let need = |ok: bool, what: &str| {
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("{}: --size {n} must be {what}", self.name))
+            }
+        };
+        if self.name == "skynet" {
+            let mut m = n;
+            while m >= 10 && m % 10 == 0 {
+                m /= 10;
+            }
+            return need(m == 1 && n >= 10, "a power of 10 (at least 10)");
+        }
+        if let Some(k) = self
+            .name
+            .strip_prefix("select_")
+            .and_then(|k| k.parse::<u64>().ok())
+        {
+            return need(
+                n % k == 0,
+                &format!("a multiple of {k} (the producers split it evenly)"),
+            );
+        }
+        if let Some(c) = self
+            .name
+            .strip_prefix("pipeline_")
+            .and_then(|cd| cd.split_once('x'))
+            .and_then(|(c, _)| c.parse::<u64>().ok())
+        {
+            return need(
+                n % c == 0,
+                &format!("a multiple of {c} (the chains split it evenly)"),
+            );
+        }
+        if self.name == "fib" || self.name == "fib_par" {
+            return need(n <= 90, "at most 90 (fib(91) overflows u64)");
+        }
+        Ok(())
+    }
+
     pub fn size(&self, profile: Profile) -> u64 {
         match profile {
             Profile::Full => self.full,
@@ -892,6 +936,7 @@ mod tests {
             for p in [Profile::Full, Profile::Quick, Profile::Tiny] {
                 let n = w.size(p);
                 assert!(n > 0, "{} {:?}", w.name, p);
+                w.check_size(n).unwrap();
                 if w.name == "skynet" {
                     let mut m = n;
                     while m % 10 == 0 {
@@ -907,6 +952,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn sizes_that_break_the_formula_are_refused() {
+        assert!(find("skynet").unwrap().check_size(1000).is_ok());
+        assert!(find("skynet")
+            .unwrap()
+            .check_size(1500)
+            .unwrap_err()
+            .contains("power of 10"));
+        assert!(find("select_4").unwrap().check_size(1002).is_err());
+        assert!(find("pipeline_16x10").unwrap().check_size(1000).is_err());
+        assert!(find("pipeline_8x20").unwrap().check_size(1000).is_ok());
+        assert!(find("fib").unwrap().check_size(91).is_err());
+        assert!(find("primes").unwrap().check_size(7).is_ok());
     }
 
     #[test]

@@ -281,6 +281,7 @@ fn bad_input_is_a_usage_error_naming_the_valid_choices() {
         &["run", "--size", "0"],
         &["run", "--workers", "0"],
         &["run", "--profile", "huge"],
+        &["run", "--workload", "skynet", "--size", "1234"],
         &["check-fresh", "--max-age", "3 weeks"],
     ];
     for args in cases {
