@@ -68,6 +68,16 @@ const BAR_H: f64 = 18.0;
 const GAP: f64 = 6.0;
 
 fn bar_chart(title: &str, bars: &[Bar], fmt: &dyn Fn(f64) -> String) -> String {
+    bar_chart_ref(title, bars, fmt, None)
+}
+
+/// A horizontal bar chart; `reference` draws a dashed vertical line at that value.
+fn bar_chart_ref(
+    title: &str,
+    bars: &[Bar],
+    fmt: &dyn Fn(f64) -> String,
+    reference: Option<f64>,
+) -> String {
     let ours = bars
         .iter()
         .filter(|b| !b.published)
@@ -77,6 +87,7 @@ fn bar_chart(title: &str, bars: &[Bar], fmt: &dyn Fn(f64) -> String) -> String {
     // Scale to our own bars; published bars beyond the axis are clipped and marked.
     let axis = if ours > 0.0 { ours * 1.15 } else { all * 1.15 };
     let axis = if axis > 0.0 { axis } else { 1.0 };
+    let axis = reference.map_or(axis, |r| axis.max(r * 1.15));
     let plot_w = W - LABEL_W - 110.0;
     let h = 24.0 + bars.len() as f64 * (BAR_H + GAP) + 8.0;
     let mut s = String::new();
@@ -125,6 +136,16 @@ fn bar_chart(title: &str, bars: &[Bar], fmt: &dyn Fn(f64) -> String) -> String {
             ty = y + BAR_H - 5.0,
             mark = if clipped { "» " } else { "" },
             v = esc(&fmt(b.value))
+        );
+    }
+    if let Some(r) = reference {
+        let x = LABEL_W + r / axis * plot_w;
+        let _ = write!(
+            s,
+            r##"<line x1="{x:.1}" y1="20" x2="{x:.1}" y2="{y2}" stroke="#000" stroke-dasharray="4 3"/><text x="{x:.1}" y="{ty}" text-anchor="middle" class="bv">{l}</text>"##,
+            y2 = h - 4.0,
+            ty = h,
+            l = esc(&fmt(r))
         );
     }
     s.push_str("</svg>");
@@ -433,6 +454,74 @@ fn workload_section(run: &LatestRun, name: &str, history: &[HistoryLine]) -> Str
     s
 }
 
+/// The matrix of every workload × peer (ns/op and ratio to Go), and
+/// spindle's ratio to Go per workload as bars around the 1× line.
+fn overview(run: &LatestRun, names: &[&str]) -> String {
+    let peers: Vec<&str> = run
+        .peers
+        .iter()
+        .filter(|p| p.available)
+        .map(|p| p.name.as_str())
+        .collect();
+    let mut s =
+        String::from("<h2>Overview: ns per op (ratio to go)</h2><table><tr><th>workload</th>");
+    for p in &peers {
+        let _ = write!(s, "<th>{}</th>", esc(p));
+    }
+    s.push_str("</tr>");
+    for n in names {
+        let _ = write!(s, "<tr><td><a href=\"#{0}\">{0}</a></td>", esc(n));
+        for p in &peers {
+            let cell = match run.row(n, p) {
+                Some(r) if r.ok => {
+                    let ratio = r
+                        .ratios
+                        .get("go")
+                        .map(|x| format!(" ({})", x.display()))
+                        .unwrap_or_default();
+                    format!("{:.1}{}", r.ns_per_op.unwrap_or(0.0), esc(&ratio))
+                }
+                Some(r) if r.status == "failed" => "<b style=\"color:#b00\">FAILED</b>".into(),
+                Some(r) if r.status == "skipped" => "skipped".into(),
+                _ => "–".into(),
+            };
+            let _ = write!(s, "<td>{cell}</td>");
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</table>");
+    let bars: Vec<Bar> = names
+        .iter()
+        .filter_map(|n| {
+            let r = run.row(n, "spindle")?;
+            let x = r.ratios.get("go")?;
+            Some(Bar {
+                label: n.to_string(),
+                value: x.ratio,
+                lo: x.lo,
+                hi: x.hi,
+                color: color("spindle").into(),
+                published: false,
+                tooltip: format!(
+                    "spindle / go on {n}: {} (95% CI {:.2}–{:.2})",
+                    x.display(),
+                    x.lo,
+                    x.hi
+                ),
+            })
+        })
+        .collect();
+    if !bars.is_empty() {
+        s.push_str(&bar_chart_ref(
+            "spindle's time / Go's, per workload (left of the dashed line: spindle is faster)",
+            &bars,
+            &|v| format!("{v:.2}×"),
+            Some(1.0),
+        ));
+    }
+    s
+}
+
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:60em;color:#222}\
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right;font-size:90%}\
 td:first-child,th:first-child{text-align:left}tr.fail td{background:#fdd;text-align:left}tr.na td{color:#888;text-align:left}\
@@ -511,6 +600,7 @@ pub fn render(run: &LatestRun, history: &[HistoryLine]) -> String {
             names.push(&r.workload);
         }
     }
+    s.push_str(&overview(run, &names));
     s.push_str("<nav><p>");
     let links: Vec<String> = names
         .iter()
