@@ -13,6 +13,21 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+/// Like `print!`, but a closed stdout (`… | head`) is not a panic: the run
+/// still saves its outputs and keeps its exit status.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($t)*);
+    }};
+}
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
 use crate::peers::{self, BuildOptions, PeerInfo};
 use crate::report::{self, json};
 use crate::runner::{self, Plan};
@@ -195,7 +210,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, String> {
                 .unwrap_or_else(|| out_dir(c).join(report::LATEST));
             let now = json::read(&latest_path)?;
             let findings = compare::compare(&base, &now, *threshold);
-            print!("{}", compare::render(&findings, *threshold));
+            out!("{}", compare::render(&findings, *threshold));
             Ok(if findings.iter().any(|f| f.red_flag) {
                 1
             } else {
@@ -229,7 +244,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, String> {
                 same_tree,
             ) {
                 Ok(m) => {
-                    println!("{m}");
+                    outln!("{m}");
                     Ok(0)
                 }
                 Err(m) => {
@@ -242,7 +257,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, String> {
             let out = out_dir(c);
             let run = json::read(&out.join(report::LATEST))?;
             let path = report::regenerate(&out, &run)?;
-            println!("report: {}", path.display());
+            outln!("report: {}", path.display());
             Ok(0)
         }
     }
@@ -255,19 +270,23 @@ fn discover(c: &Common, spec: &str) -> Result<Vec<PeerInfo>, String> {
 }
 
 fn list(c: &Common) -> Result<i32, String> {
-    println!("workloads ({}):", workloads::CATALOGUE.len());
+    outln!("workloads ({}):", workloads::CATALOGUE.len());
     let width = workloads::CATALOGUE
         .iter()
         .map(|w| w.name.len())
         .max()
         .unwrap_or(10);
     for w in workloads::CATALOGUE {
-        println!(
+        outln!(
             "  {:<width$}  {:<11} full {:>10}  quick {:>9}  {}",
-            w.name, w.group, w.full, w.quick, w.description
+            w.name,
+            w.group,
+            w.full,
+            w.quick,
+            w.description
         );
     }
-    println!("peers:");
+    outln!("peers:");
     for p in discover(c, "all")? {
         match &p.available {
             Ok(peer) => {
@@ -281,16 +300,16 @@ fn list(c: &Common) -> Result<i32, String> {
                         None => by_reason.push((reason, vec![w.name])),
                     }
                 }
-                println!(
+                outln!(
                     "  {:<10} available: runs {runs} of {} workloads",
                     p.name,
                     workloads::CATALOGUE.len()
                 );
                 for (reason, names) in by_reason {
-                    println!("  {:<10}   not {}: {reason}", "", names.join(", "));
+                    outln!("  {:<10}   not {}: {reason}", "", names.join(", "));
                 }
             }
-            Err(why) => println!("  {:<10} unavailable: {why}", p.name),
+            Err(why) => outln!("  {:<10} unavailable: {why}", p.name),
         }
     }
     Ok(0)
@@ -309,6 +328,9 @@ pub fn suite(c: &Common, a: &RunArgs) -> Result<i32, String> {
     let workers = c.workers.map(|w| w as usize).unwrap_or_else(meta::cores);
     let runs = a.runs.unwrap_or(a.profile.default_runs());
     let timeout = Duration::from_secs(c.timeout.unwrap_or(a.profile.default_timeout_s()));
+    let root = peers::workspace_root();
+    // Taken before the build: the tree id and date are those of what is measured.
+    let mut run_meta = meta::collect(&root);
     let infos = discover(c, &a.peer)?;
     for p in &infos {
         if let Err(why) = &p.available {
@@ -337,18 +359,18 @@ pub fn suite(c: &Common, a: &RunArgs) -> Result<i32, String> {
     let started = std::time::Instant::now();
     let rows = runner::run_suite(&plan, c.quiet);
     let elapsed = started.elapsed();
-    let root = peers::workspace_root();
+    run_meta.loadavg_end = meta::loadavg();
     let settings = json::RunSettings {
         profile: a.profile.as_str().into(),
         workers,
         warmup: a.warmup,
         runs,
     };
-    let run = json::analyse(meta::collect(&root), settings, &infos, &rows);
+    let run = json::analyse(run_meta, settings, &infos, &rows);
     if a.json {
-        print!("{}", json::json_lines(&run));
+        out!("{}", json::json_lines(&run));
     } else {
-        print!("{}", report::table::render(&run));
+        out!("{}", report::table::render(&run));
     }
     if !c.quiet {
         eprintln!("spindle-bench: measured in {:.1}s", elapsed.as_secs_f64());
@@ -359,7 +381,7 @@ pub fn suite(c: &Common, a: &RunArgs) -> Result<i32, String> {
         if a.json {
             eprintln!("report: {}", path.display());
         } else {
-            println!("report: {}", path.display());
+            outln!("report: {}", path.display());
         }
     }
     Ok(if run.any_failed() { 1 } else { 0 })

@@ -43,6 +43,21 @@ pub struct RunMeta {
     pub spindle_tree: Option<String>,
     pub machine: Machine,
     pub toolchains: Toolchains,
+    /// `/proc/loadavg`'s 1/5/15-minute averages when the run started and
+    /// ended: other load on the machine makes every time less trustworthy.
+    #[serde(default)]
+    pub loadavg_start: String,
+    #[serde(default)]
+    pub loadavg_end: String,
+}
+
+/// The 1, 5 and 15-minute load averages, or "unknown".
+pub fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into())
 }
 
 pub fn now_unix() -> u64 {
@@ -196,6 +211,8 @@ pub fn collect(root: &Path) -> RunMeta {
             rustc: first_line(&rustc, &["-V"], root).unwrap_or_else(|| "unknown".into()),
             go: first_line(&go, &["version"], root).unwrap_or_else(|| "not installed".into()),
         },
+        loadavg_start: loadavg(),
+        loadavg_end: String::new(),
     }
 }
 

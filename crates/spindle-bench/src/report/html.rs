@@ -539,7 +539,7 @@ pub fn render(run: &LatestRun, history: &[HistoryLine]) -> String {
     let _ = write!(
         s,
         "<h1>spindle-bench</h1><p>{} profile · {} workers · {} warm-up + {} counted runs per row · {} · commit <code>{}</code>{}</p>\
-         <p>Machine: {} ({} cores, {}) · {} · {}</p>",
+         <p>Machine: {} ({} cores, {}) · {} · {} · load average {} at start, {} at end</p>",
         esc(&run.profile),
         run.workers,
         run.warmup,
@@ -551,7 +551,9 @@ pub fn render(run: &LatestRun, history: &[HistoryLine]) -> String {
         m.machine.cores,
         esc(&m.machine.os),
         esc(&m.toolchains.rustc),
-        esc(&m.toolchains.go)
+        esc(&m.toolchains.go),
+        esc(&m.loadavg_start),
+        esc(&m.loadavg_end)
     );
     s.push_str("<p>Times are taken inside each peer process around the workload; each run is its own process; peers alternate run by run. A ratio is this peer's time over the reference's from paired runs (geometric mean, 95% bootstrap interval); below 1 is faster; <b>~</b> means the interval contains 1.</p>");
     s.push_str("<ul>");

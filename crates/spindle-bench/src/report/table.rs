@@ -139,6 +139,13 @@ pub fn render(run: &LatestRun) -> String {
         run.meta.machine.cores,
         &run.meta.git_commit[..run.meta.git_commit.len().min(12)]
     );
+    if !run.meta.loadavg_start.is_empty() {
+        let _ = writeln!(
+            out,
+            "load average (1/5/15 min) at start {}, at end {}",
+            run.meta.loadavg_start, run.meta.loadavg_end
+        );
+    }
     let _ = writeln!(out, "{}", row(&header.map(String::from)));
     let mut last = String::new();
     for l in &lines {
