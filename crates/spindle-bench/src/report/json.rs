@@ -391,6 +391,8 @@ mod tests {
                 rustc: "rustc".into(),
                 go: "go".into(),
             },
+            loadavg_start: "0.1 0.2 0.3".into(),
+            loadavg_end: "1.0 0.5 0.4".into(),
         }
     }
 
