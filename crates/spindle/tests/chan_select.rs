@@ -1,5 +1,9 @@
 //! `select!`: fairness (statistical), `biased;`, `else`, send arms, mixed
 //! channel types, and cancel safety with drop-counted messages.
+//!
+//! `forbid(unsafe_code)`: the macro's expansion needs no `unsafe`.
+
+#![forbid(unsafe_code)]
 
 mod chan_common;
 
@@ -260,4 +264,22 @@ fn select_across_threads_stress() {
     p1.join().unwrap();
     p2.join().unwrap();
     assert_eq!((c1, c2), (n, n));
+}
+
+#[test]
+fn arms_can_be_any_future() {
+    // Non-`Unpin` arms (async blocks) are pinned by the macro.
+    let (tx, rx) = chan::bounded::<u8>(1);
+    let (_tx2, rx2) = chan::bounded::<u8>(1);
+    tx.try_send(4).unwrap();
+    let r = block_on(async {
+        spindle::select! {
+            v = async { rx.recv().await.unwrap() + 1 } => v,
+            w = async {
+                let x = rx2.recv().await;
+                x.unwrap_or(0)
+            } => w,
+        }
+    });
+    assert_eq!(r, 5);
 }

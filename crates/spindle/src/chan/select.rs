@@ -17,6 +17,7 @@
 //! the exception documented in `chan/mod.rs`.)
 
 use std::cell::Cell;
+use std::pin::Pin;
 
 thread_local! {
     static RNG: Cell<u32> = Cell::new(seed());
@@ -50,6 +51,66 @@ pub fn shuffle(order: &mut [usize]) {
         order.swap(i, j);
     }
 }
+
+/// Pin projection of a pinned tuple into pinned fields, so that the code
+/// `select!` expands to in the user's crate needs no `unsafe`.
+#[doc(hidden)]
+pub trait Project<'a> {
+    type Fields;
+    fn project(self) -> Self::Fields;
+}
+
+macro_rules! project_tuple {
+    ($($t:ident $i:tt),+) => {
+        impl<'a, $($t: 'a),+> Project<'a> for Pin<&'a mut ($($t,)+)> {
+            type Fields = ($(Pin<&'a mut $t>,)+);
+            fn project(self) -> Self::Fields {
+                // SAFETY: structural pinning of tuple fields: the tuple is
+                // pinned, so its fields never move again; tuples have no
+                // `Drop` of their own that could move a field, are `Unpin`
+                // only if every field is, and we hand out only pinned
+                // references to the fields.
+                unsafe {
+                    let t = self.get_unchecked_mut();
+                    ($(Pin::new_unchecked(&mut t.$i),)+)
+                }
+            }
+        }
+    };
+}
+
+project_tuple!(T0 0);
+project_tuple!(T0 0, T1 1);
+project_tuple!(T0 0, T1 1, T2 2);
+project_tuple!(T0 0, T1 1, T2 2, T3 3);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15, T16 16);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15, T16 16, T17 17);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15, T16 16, T17 17, T18 18);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15, T16 16, T17 17, T18 18, T19 19);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15, T16 16, T17 17, T18 18, T19 19, T20 20);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15, T16 16, T17 17, T18 18, T19 19, T20 20, T21 21);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15, T16 16, T17 17, T18 18, T19 19, T20 20, T21 21, T22 22);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15, T16 16, T17 17, T18 18, T19 19, T20 20, T21 21, T22 22, T23 23);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15, T16 16, T17 17, T18 18, T19 19, T20 20, T21 21, T22 22, T23 23, T24 24);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15, T16 16, T17 17, T18 18, T19 19, T20 20, T21 21, T22 22, T23 23, T24 24, T25 25);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15, T16 16, T17 17, T18 18, T19 19, T20 20, T21 21, T22 22, T23 23, T24 24, T25 25, T26 26);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15, T16 16, T17 17, T18 18, T19 19, T20 20, T21 21, T22 22, T23 23, T24 24, T25 25, T26 26, T27 27);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15, T16 16, T17 17, T18 18, T19 19, T20 20, T21 21, T22 22, T23 23, T24 24, T25 25, T26 26, T27 27, T28 28);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15, T16 16, T17 17, T18 18, T19 19, T20 20, T21 21, T22 22, T23 23, T24 24, T25 25, T26 26, T27 27, T28 28, T29 29);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15, T16 16, T17 17, T18 18, T19 19, T20 20, T21 21, T22 22, T23 23, T24 24, T25 25, T26 26, T27 27, T28 28, T29 29, T30 30);
+project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 10, T11 11, T12 12, T13 13, T14 14, T15 15, T16 16, T17 17, T18 18, T19 19, T20 20, T21 21, T22 22, T23 23, T24 24, T25 25, T26 26, T27 27, T28 28, T29 29, T30 30, T31 31);
 
 /// Waits on several channel operations (or any futures) at once and runs the
 /// arm of the first to complete.
@@ -138,43 +199,35 @@ macro_rules! __select_gen {
             $($v($v),)+
             __Else,
         }
-        let mut __futs = ( $( $f, )+ );
-        let __out = {
-            let __futs = &mut __futs;
-            ::core::future::poll_fn(move |__cx| {
-                let mut __order = [$($i),+];
-                if !$bi {
-                    $crate::chan::select::shuffle(&mut __order);
-                }
-                for __k in __order {
-                    match __k {
-                        $(
-                            $i => {
-                                // SAFETY: `__futs` lives in this (pinned)
-                                // async frame, is only reached through this
-                                // borrow and is never moved before it is
-                                // dropped in place at the end of the block.
-                                #[allow(unused_unsafe)]
-                                let __fut = unsafe {
-                                    ::core::pin::Pin::new_unchecked(&mut __futs.$i)
-                                };
-                                if let ::core::task::Poll::Ready(__o) =
-                                    ::core::future::Future::poll(__fut, __cx)
-                                {
-                                    return ::core::task::Poll::Ready(__SelectOut::$v(__o));
-                                }
+        let mut __futs = ::core::pin::pin!(( $( $f, )+ ));
+        let __out = ::core::future::poll_fn(|__cx| {
+            let mut __order = [$($i),+];
+            if !$bi {
+                $crate::chan::select::shuffle(&mut __order);
+            }
+            for __k in __order {
+                match __k {
+                    $(
+                        $i => {
+                            let __fut =
+                                $crate::chan::select::Project::project(__futs.as_mut()).$i;
+                            if let ::core::task::Poll::Ready(__o) =
+                                ::core::future::Future::poll(__fut, __cx)
+                            {
+                                return ::core::task::Poll::Ready(__SelectOut::$v(__o));
                             }
-                        )+
-                        _ => unreachable!(),
-                    }
+                        }
+                    )+
+                    _ => unreachable!(),
                 }
-                if $crate::__select_has_else!($($el)*) {
-                    return ::core::task::Poll::Ready(__SelectOut::__Else);
-                }
-                ::core::task::Poll::Pending
-            })
-            .await
-        };
+            }
+            if $crate::__select_has_else!($($el)*) {
+                return ::core::task::Poll::Ready(__SelectOut::__Else);
+            }
+            ::core::task::Poll::Pending
+        })
+        .await;
+        // Losing arms are dropped before the winning body runs.
         drop(__futs);
         match __out {
             $( __SelectOut::$v($p) => $body, )+
