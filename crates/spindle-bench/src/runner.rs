@@ -345,6 +345,13 @@ pub fn check_run(
             line.result, expected
         )));
     }
+    let ops = w.expected_ops(size, workers);
+    if line.ops != ops {
+        return Err(why(format!(
+            "ops={} but the catalogue counts {ops} for this size",
+            line.ops
+        )));
+    }
     Ok(line)
 }
 

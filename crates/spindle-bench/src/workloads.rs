@@ -158,6 +158,15 @@ impl Workload {
         Ok(())
     }
 
+    /// What the result line's `ops` must say (the catalogue's last column).
+    pub fn expected_ops(&self, n: u64, workers: usize) -> u64 {
+        match self.name {
+            "fib" | "fib_par" => 1,
+            "blocking_pressure" => 4 * workers as u64 * n,
+            _ => n,
+        }
+    }
+
     pub fn size(&self, profile: Profile) -> u64 {
         match profile {
             Profile::Full => self.full,
@@ -972,6 +981,7 @@ mod tests {
                     continue;
                 }
                 for workers in [1, 2, 16] {
+                    assert_eq!(w.expected_ops(n, workers), peer::ops(w.name, n, workers));
                     assert_eq!(
                         Some((w.expected)(n, workers)),
                         peer::expected(w.name, n, workers),
