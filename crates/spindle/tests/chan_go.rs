@@ -381,7 +381,7 @@ fn threads_and_tasks_both_ways() {
 fn rendezvous_last_receiver_dropped_returns_parked_value() {
     let (tx, rx) = chan::rendezvous::<String>();
     let h = thread::spawn(move || tx.send_blocking("parked".to_string()));
-    while rx.len() == 0 {
+    while rx.is_empty() {
         thread::yield_now();
     }
     drop(rx);

@@ -283,3 +283,21 @@ fn arms_can_be_any_future() {
     });
     assert_eq!(r, 5);
 }
+
+#[test]
+fn body_may_reuse_what_the_arms_borrowed() {
+    // Losing arms are dropped before the body runs: a broadcast `recv`
+    // borrows its receiver mutably, and the body may use it again.
+    let (tx, mut brx) = chan::broadcast::<u8>(4);
+    let (_tx2, rx2) = chan::bounded::<u8>(1);
+    tx.send(1).unwrap();
+    tx.send(2).unwrap();
+    let (a, b) = block_on(async {
+        spindle::select! {
+            biased;
+            v = brx.recv() => (v.unwrap(), brx.try_recv().unwrap()),
+            _w = rx2.recv() => (0, 0),
+        }
+    });
+    assert_eq!((a, b), (1, 2));
+}

@@ -199,36 +199,38 @@ macro_rules! __select_gen {
             $($v($v),)+
             __Else,
         }
-        let mut __futs = ::core::pin::pin!(( $( $f, )+ ));
-        let __out = ::core::future::poll_fn(|__cx| {
-            let mut __order = [$($i),+];
-            if !$bi {
-                $crate::chan::select::shuffle(&mut __order);
-            }
-            for __k in __order {
-                match __k {
-                    $(
-                        $i => {
-                            let __fut =
-                                $crate::chan::select::Project::project(__futs.as_mut()).$i;
-                            if let ::core::task::Poll::Ready(__o) =
-                                ::core::future::Future::poll(__fut, __cx)
-                            {
-                                return ::core::task::Poll::Ready(__SelectOut::$v(__o));
-                            }
-                        }
-                    )+
-                    _ => unreachable!(),
+        // The arm futures live only inside this block: the losing ones are
+        // dropped (and their borrows end) before the winning body runs.
+        let __out = {
+            let mut __futs = ::core::pin::pin!(( $( $f, )+ ));
+            ::core::future::poll_fn(|__cx| {
+                let mut __order = [$($i),+];
+                if !$bi {
+                    $crate::chan::select::shuffle(&mut __order);
                 }
-            }
-            if $crate::__select_has_else!($($el)*) {
-                return ::core::task::Poll::Ready(__SelectOut::__Else);
-            }
-            ::core::task::Poll::Pending
-        })
-        .await;
-        // Losing arms are dropped before the winning body runs.
-        drop(__futs);
+                for __k in __order {
+                    match __k {
+                        $(
+                            $i => {
+                                let __fut =
+                                    $crate::chan::select::Project::project(__futs.as_mut()).$i;
+                                if let ::core::task::Poll::Ready(__o) =
+                                    ::core::future::Future::poll(__fut, __cx)
+                                {
+                                    return ::core::task::Poll::Ready(__SelectOut::$v(__o));
+                                }
+                            }
+                        )+
+                        _ => unreachable!(),
+                    }
+                }
+                if $crate::__select_has_else!($($el)*) {
+                    return ::core::task::Poll::Ready(__SelectOut::__Else);
+                }
+                ::core::task::Poll::Pending
+            })
+            .await
+        };
         match __out {
             $( __SelectOut::$v($p) => $body, )+
             __SelectOut::__Else => $crate::__select_else_body!($($el)*),
