@@ -127,6 +127,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
     /// Do not write latest.json, history.jsonl, benchstat or the report
+    /// (a tiny-profile run writes them only when --out is given)
     #[arg(long)]
     pub no_save: bool,
 }
@@ -375,7 +376,10 @@ pub fn suite(c: &Common, a: &RunArgs) -> Result<i32, String> {
     if !c.quiet {
         eprintln!("spindle-bench: measured in {:.1}s", elapsed.as_secs_f64());
     }
-    if !a.no_save {
+    // A tiny run is a smoke test: it does not replace bench/latest.json or
+    // join the history unless an --out was named for it.
+    let save = !a.no_save && (a.profile != Profile::Tiny || c.out.is_some());
+    if save {
         let out = out_dir(c);
         let path = report::save(&out, &run)?;
         if a.json {
