@@ -1,5 +1,548 @@
-//! Benchmark peer: spindle (to be filled in).
+//! Benchmark peer: spindle.
+//!
+//! A multi-thread runtime with `workers(W)` (a current-thread one for
+//! fork_inline), built before the clock starts and dropped after it stops;
+//! each row's timed region is the future passed to `block_on`. Channels are
+//! `spindle::chan` (bounded, rendezvous, oneshot; MPMC receivers clone),
+//! select is `spindle::select!`, structured batches use `spindle::scope`.
+//!
+//! blocking_pressure needs timers (the heartbeat), which spindle does not
+//! have yet: the row says so instead of faking it.
+
+use spindle::chan;
+use spindle::{JoinHandle, Runtime};
+use spindle_peer_common::catalogue::{
+    chain_share, fizzbuzz_batch, payload_bytes, pipeline_shape, select_arity, ASYNC_COMPUTE_STEPS,
+    ASYNC_COMPUTE_YIELD_AT, BLOCK_ALL_BATCH, CHAN_CAPACITY, FANOUT_CAPACITY, FANOUT_WORKERS,
+    FIB_PAR_CUTOFF, NURSERY_BATCH, SKYNET_FANOUT,
+};
+use spindle_peer_common::kernels::{self, payload, payload_value, FizzCounts};
+use spindle_peer_common::{run_main, Measured, Request, Support};
+use std::fmt::Display;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
 fn main() {
-    let _ = spindle_peer_common::parse_args();
-    spindle_peer_common::unsupported("*", "not written yet");
+    run_main("spindle", support, run);
+}
+
+fn support(workload: &str) -> Support {
+    match workload {
+        "blocking_pressure" => {
+            Err("needs timers for its heartbeat (spindle::time is not built yet)")
+        }
+        _ => Ok(()),
+    }
+}
+
+fn run(req: &Request) -> Measured {
+    let (n, w) = (req.size, req.workers);
+    let name = req.workload.as_str();
+    if name == "fork_inline" {
+        let rt = spindle::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        return rt.block_on(timed(fork_inline(n)));
+    }
+    let rt: Runtime = spindle::Builder::new_multi_thread()
+        .workers(w)
+        .build()
+        .expect("runtime");
+    rt.block_on(async move {
+        match name {
+            "skynet" => timed(async { skynet(0, n).await.unwrap() }).await,
+            "pingpong" => timed(pingpong(n)).await,
+            "fanout" => timed(fanout(n)).await,
+            "fib" => timed(in_task(move || kernels::fib(n))).await,
+            "fib_par" => timed(async { fib_par(n).await.unwrap() }).await,
+            "sum_squares" => timed(in_task(move || kernels::sum_squares(n))).await,
+            "primes" => timed(in_task(move || kernels::count_primes(n))).await,
+            "chan_single" => timed(chan_single(n)).await,
+            "chan_buffered" => {
+                timed(producer_consumer(
+                    n,
+                    chan::bounded(CHAN_CAPACITY),
+                    |i| i,
+                    |&v| v,
+                ))
+                .await
+            }
+            "chan_unbuffered" => {
+                timed(producer_consumer(n, chan::rendezvous(), |i| i, |&v| v)).await
+            }
+            "async_trivial" | "spawn_10k" | "spawn_100k" | "spawn_1m" => timed(spawn_all(n)).await,
+            "async_compute" => timed(async_compute(n)).await,
+            "block_all" => timed(block_all(n)).await,
+            "spawn_nursery" => timed(spawn_nursery(n)).await,
+            "spawn_sequential" => timed(spawn_sequential(n)).await,
+            "live_1m" => timed(live(n)).await,
+            "fizzbuzz_pipeline" => timed(fizzbuzz(n, false)).await,
+            "fizzbuzz_pipeline_zc" => timed(fizzbuzz(n, true)).await,
+            "fork_pool" => timed(fork_pool(n, w)).await,
+            w if payload_bytes(w).is_some() => payload_row(payload_bytes(w).unwrap(), n).await,
+            w if select_arity(w).is_some() => timed(select(n, select_arity(w).unwrap())).await,
+            w => {
+                let (c, d) = pipeline_shape(w).expect("a catalogue row");
+                timed(pipeline(n, c, d)).await
+            }
+        }
+    })
+}
+
+/// Awaits `fut` on the monotonic clock: the timed region of every row.
+async fn timed<R: Display>(fut: impl Future<Output = R>) -> Measured {
+    let start = Instant::now();
+    let r = fut.await;
+    Measured::new(r, start.elapsed())
+}
+
+/// Compute rows run inside one spawned task.
+async fn in_task(f: impl FnOnce() -> u64 + Send + 'static) -> u64 {
+    spindle::spawn(async move { f() }).await.unwrap()
+}
+
+/// skynet: a task per node; a parent spawns its 10 children and sums their
+/// join handles.
+fn skynet(id: u64, size: u64) -> JoinHandle<u64> {
+    spindle::spawn(async move {
+        if size == 1 {
+            return id;
+        }
+        let child = size / SKYNET_FANOUT;
+        let children: Vec<_> = (0..SKYNET_FANOUT)
+            .map(|c| skynet(id + c * child, child))
+            .collect();
+        let mut sum = 0;
+        for c in children {
+            sum += c.await.unwrap();
+        }
+        sum
+    })
+}
+
+/// fib_par: both halves spawned while n > 20, plain recursion below.
+fn fib_par(n: u64) -> JoinHandle<u64> {
+    spindle::spawn(async move {
+        if n <= FIB_PAR_CUTOFF {
+            return kernels::fib(n);
+        }
+        let (a, b) = (fib_par(n - 1), fib_par(n - 2));
+        a.await.unwrap() + b.await.unwrap()
+    })
+}
+
+/// pingpong: pinger and ponger tasks over two rendezvous channels.
+async fn pingpong(n: u64) -> u64 {
+    let (ping_tx, ping_rx) = chan::rendezvous::<u64>();
+    let (pong_tx, pong_rx) = chan::rendezvous::<u64>();
+    let ponger = spindle::spawn(async move {
+        while let Ok(k) = ping_rx.recv().await {
+            pong_tx.send(k).await.unwrap();
+        }
+    });
+    let pinger = spindle::spawn(async move {
+        let mut sum = 0;
+        for k in 0..n {
+            ping_tx.send(k).await.unwrap();
+            sum += pong_rx.recv().await.unwrap();
+        }
+        sum
+    });
+    let sum = pinger.await.unwrap();
+    ponger.await.unwrap();
+    sum
+}
+
+/// fanout: a producer task, 100 worker tasks on one bounded(1024) channel.
+async fn fanout(n: u64) -> u64 {
+    let (tx, rx) = chan::bounded::<u64>(FANOUT_CAPACITY);
+    let workers: Vec<_> = (0..FANOUT_WORKERS)
+        .map(|_| {
+            let rx = rx.clone();
+            spindle::spawn(async move {
+                let mut sum = 0;
+                while let Ok(v) = rx.recv().await {
+                    sum += v;
+                }
+                sum
+            })
+        })
+        .collect();
+    drop(rx);
+    drop(spindle::spawn(async move {
+        for v in 1..=n {
+            tx.send(v).await.unwrap();
+        }
+    }));
+    let mut sum = 0;
+    for w in workers {
+        sum += w.await.unwrap();
+    }
+    sum
+}
+
+/// chan_single: one task sends 1000 then receives 1000, repeated.
+async fn chan_single(n: u64) -> u64 {
+    spindle::spawn(async move {
+        let (tx, rx) = chan::bounded::<u64>(CHAN_CAPACITY);
+        let (mut sum, mut next) = (0, 0);
+        while next < n {
+            let end = (next + CHAN_CAPACITY as u64).min(n);
+            for v in next..end {
+                tx.send(v).await.unwrap();
+            }
+            for _ in next..end {
+                sum += rx.recv().await.unwrap();
+            }
+            next = end;
+        }
+        sum
+    })
+    .await
+    .unwrap()
+}
+
+/// Producer task → consumer task of `make(i)`, `i in 0..n`, summing `value`.
+async fn producer_consumer<T: Send + Sync + 'static>(
+    n: u64,
+    (tx, rx): (chan::Sender<T>, chan::Receiver<T>),
+    make: fn(u64) -> T,
+    value: fn(&T) -> u64,
+) -> u64 {
+    let consumer = spindle::spawn(async move {
+        let mut sum = 0;
+        while let Ok(m) = rx.recv().await {
+            sum += value(&m);
+        }
+        sum
+    });
+    drop(spindle::spawn(async move {
+        for i in 0..n {
+            tx.send(make(i)).await.unwrap();
+        }
+    }));
+    consumer.await.unwrap()
+}
+
+/// payload_B: chan_buffered with `[u8; B]` messages by value.
+async fn payload_row(bytes: usize, n: u64) -> Measured {
+    async fn row<const B: usize>(n: u64) -> Measured {
+        timed(producer_consumer::<[u8; B]>(
+            n,
+            chan::bounded(CHAN_CAPACITY),
+            payload::<B>,
+            payload_value::<B>,
+        ))
+        .await
+    }
+    match bytes {
+        4 => row::<4>(n).await,
+        16 => row::<16>(n).await,
+        256 => row::<256>(n).await,
+        1024 => row::<1024>(n).await,
+        b => panic!("no payload row of {b} bytes"),
+    }
+}
+
+/// async_trivial and spawn_*: spawn n tasks returning i, then join all.
+async fn spawn_all(n: u64) -> u64 {
+    let handles: Vec<_> = (0..n).map(|i| spindle::spawn(async move { i })).collect();
+    let mut sum = 0;
+    for h in handles {
+        sum += h.await.unwrap();
+    }
+    sum
+}
+
+/// async_compute: task i sums i + j for j < 100, yielding once at j = 50.
+async fn async_compute(n: u64) -> u64 {
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            spindle::spawn(async move {
+                let mut sum = kernels::compute_steps(i, 0..ASYNC_COMPUTE_YIELD_AT);
+                spindle::yield_now().await;
+                sum += kernels::compute_steps(i, ASYNC_COMPUTE_YIELD_AT..ASYNC_COMPUTE_STEPS);
+                sum
+            })
+        })
+        .collect();
+    let mut sum = 0;
+    for h in handles {
+        sum += h.await.unwrap();
+    }
+    sum
+}
+
+/// block_all: batches of 10 tasks, each batch joined before the next.
+async fn block_all(n: u64) -> u64 {
+    let mut sum = 0;
+    let mut start = 0;
+    while start < n {
+        let end = (start + BLOCK_ALL_BATCH).min(n);
+        let batch: Vec<_> = (start..end)
+            .map(|i| spindle::spawn(async move { i }))
+            .collect();
+        for r in spindle::join_all(batch).await {
+            sum += r.unwrap();
+        }
+        start = end;
+    }
+    sum
+}
+
+/// spawn_nursery: a structured scope per batch of 1000, each child adding
+/// into a shared total; the scope returns when the batch is done.
+async fn spawn_nursery(n: u64) -> u64 {
+    let total = Arc::new(AtomicU64::new(0));
+    let mut start = 0;
+    while start < n {
+        let end = (start + NURSERY_BATCH).min(n);
+        let t = total.clone();
+        spindle::scope(|s| async move {
+            for i in start..end {
+                let t = t.clone();
+                drop(s.spawn(async move {
+                    t.fetch_add(i, Ordering::Relaxed);
+                }));
+            }
+        })
+        .await
+        .unwrap();
+        start = end;
+    }
+    total.load(Ordering::Relaxed)
+}
+
+/// spawn_sequential: spawn one task, join it, repeat.
+async fn spawn_sequential(n: u64) -> u64 {
+    let mut sum = 0;
+    for i in 0..n {
+        sum += spindle::spawn(async move { i }).await.unwrap();
+    }
+    sum
+}
+
+/// live_1m: n tasks each parked on its own oneshot; once the last has
+/// started (counted; the last one signals on a oneshot), the driver sends i
+/// to task i and sums what the tasks return.
+async fn live(n: u64) -> u64 {
+    let started = Arc::new(AtomicU64::new(0));
+    let (all_tx, all_rx) = chan::oneshot::<()>();
+    let all_tx = Arc::new(std::sync::Mutex::new(Some(all_tx)));
+    let mut senders = Vec::with_capacity(n as usize);
+    let mut handles = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let (tx, rx) = chan::oneshot::<u64>();
+        let (started, all_tx) = (started.clone(), all_tx.clone());
+        senders.push(tx);
+        handles.push(spindle::spawn(async move {
+            if started.fetch_add(1, Ordering::AcqRel) + 1 == n {
+                if let Some(tx) = all_tx.lock().unwrap().take() {
+                    let _ = tx.send(());
+                }
+            }
+            rx.await.unwrap()
+        }));
+    }
+    if n > 0 {
+        all_rx.await.unwrap();
+    }
+    for (i, tx) in senders.into_iter().enumerate() {
+        tx.send(i as u64).unwrap();
+    }
+    let mut sum = 0;
+    for h in handles {
+        sum += h.await.unwrap();
+    }
+    sum
+}
+
+/// select_k: k producer tasks, producer p sending `p·(n/k) + j` on its own
+/// bounded(1000) channel; one consumer task selects over the k channels
+/// until all are closed and drained.
+async fn select(n: u64, k: usize) -> u64 {
+    let per = n / k as u64;
+    let mut rxs = Vec::with_capacity(k);
+    for p in 0..k as u64 {
+        let (tx, rx) = chan::bounded::<u64>(CHAN_CAPACITY);
+        rxs.push(rx);
+        drop(spindle::spawn(async move {
+            for j in 0..per {
+                tx.send(p * per + j).await.unwrap();
+            }
+        }));
+    }
+    spindle::spawn(async move {
+        let mut sum = 0u64;
+        // A closed channel's arm is ready at once (Err); it only marks it closed.
+        let mut open = vec![true; k];
+        let mut note = |i: usize, r: Result<u64, chan::RecvError>| {
+            match r {
+                Ok(v) => sum += v,
+                Err(_) => open[i] = false,
+            }
+            open.iter().any(|&o| o)
+        };
+        match k {
+            1 => {
+                let a = &rxs[0];
+                while let Ok(v) = a.recv().await {
+                    note(0, Ok(v));
+                }
+            }
+            2 => {
+                let (a, b) = (&rxs[0], &rxs[1]);
+                let mut more = true;
+                while more {
+                    more = spindle::select! {
+                        r = a.recv() => note(0, r),
+                        r = b.recv() => note(1, r),
+                    };
+                }
+            }
+            4 => {
+                let (a, b, c, d) = (&rxs[0], &rxs[1], &rxs[2], &rxs[3]);
+                let mut more = true;
+                while more {
+                    more = spindle::select! {
+                        r = a.recv() => note(0, r),
+                        r = b.recv() => note(1, r),
+                        r = c.recv() => note(2, r),
+                        r = d.recv() => note(3, r),
+                    };
+                }
+            }
+            k => panic!("no select row over {k} channels"),
+        }
+        sum
+    })
+    .await
+    .unwrap()
+}
+
+/// fizzbuzz_pipeline(_zc): generator → worker → logger tasks, messages in
+/// batches of half a channel over links of two batches, buffers recycled on
+/// return channels so the hot path allocates nothing (the same shape as the
+/// Tokio peer; spindle's actor layer will bring its own row).
+async fn fizzbuzz(n: u64, zero_copy: bool) -> FizzCounts {
+    const LINK: usize = 2;
+    const POOL: usize = 4;
+    let batch = fizzbuzz_batch(n);
+    let (free_tx, free_rx) = chan::bounded::<Vec<u64>>(POOL);
+    let (class_free_tx, class_free_rx) = chan::bounded::<Vec<u8>>(POOL);
+    for _ in 0..POOL {
+        free_tx.send(Vec::with_capacity(batch)).await.unwrap();
+        if !zero_copy {
+            class_free_tx.send(Vec::with_capacity(batch)).await.unwrap();
+        }
+    }
+    let (values_tx, values_rx) = chan::bounded::<Vec<u64>>(LINK);
+    drop(spindle::spawn(async move {
+        let mut next = 1;
+        while next <= n {
+            let mut buf = free_rx.recv().await.unwrap();
+            next = kernels::fill_batch(&mut buf, next, batch, n);
+            values_tx.send(buf).await.unwrap();
+        }
+    }));
+    if zero_copy {
+        let (out_tx, out_rx) = chan::bounded::<Vec<u64>>(LINK);
+        drop(spindle::spawn(async move {
+            while let Ok(mut buf) = values_rx.recv().await {
+                kernels::classify_in_place(&mut buf);
+                out_tx.send(buf).await.unwrap();
+            }
+        }));
+        spindle::spawn(async move {
+            let mut counts = FizzCounts::default();
+            while let Ok(buf) = out_rx.recv().await {
+                counts.add_all(&buf);
+                let _ = free_tx.send(buf).await; // the generator may be done
+            }
+            counts
+        })
+        .await
+        .unwrap()
+    } else {
+        let (out_tx, out_rx) = chan::bounded::<Vec<u8>>(LINK);
+        drop(spindle::spawn(async move {
+            while let Ok(values) = values_rx.recv().await {
+                let mut classes = class_free_rx.recv().await.unwrap();
+                kernels::classify_into(&values, &mut classes);
+                let _ = free_tx.send(values).await;
+                out_tx.send(classes).await.unwrap();
+            }
+        }));
+        spindle::spawn(async move {
+            let mut counts = FizzCounts::default();
+            while let Ok(classes) = out_rx.recv().await {
+                counts.add_all(&classes);
+                let _ = class_free_tx.send(classes).await;
+            }
+            counts
+        })
+        .await
+        .unwrap()
+    }
+}
+
+/// fork_inline (current-thread runtime): spawn a child returning i, await it
+/// at once, drop its handle; repeat.
+async fn fork_inline(n: u64) -> u64 {
+    let mut sum = 0;
+    for i in 0..n {
+        sum += spindle::spawn(async move { i }).await.unwrap();
+    }
+    sum
+}
+
+/// fork_pool: W driver tasks; driver d forks the children i ≡ d (mod W) one
+/// at a time, awaiting each.
+async fn fork_pool(n: u64, workers: usize) -> u64 {
+    let drivers: Vec<_> = (0..workers as u64)
+        .map(|d| {
+            spindle::spawn(async move {
+                let mut sum = 0;
+                for i in (d..n).step_by(workers) {
+                    sum += spindle::spawn(async move { i }).await.unwrap();
+                }
+                sum
+            })
+        })
+        .collect();
+    let mut sum = 0;
+    for d in drivers {
+        sum += d.await.unwrap();
+    }
+    sum
+}
+
+/// pipeline_CxD: C chain tasks run their share of the n executions one after
+/// another; an execution spawns D stage tasks, stage k holding stage k−1's
+/// handle, awaiting it and returning its value + 1.
+async fn pipeline(n: u64, chains: u64, depth: u64) -> u64 {
+    let chains: Vec<_> = (0..chains)
+        .map(|c| {
+            let runs = chain_share(n, chains, c);
+            spindle::spawn(async move {
+                let mut sum = 0;
+                for _ in 0..runs {
+                    let mut stage = spindle::spawn(async { 1u64 });
+                    for _ in 1..depth {
+                        let prev = stage;
+                        stage = spindle::spawn(async move { prev.await.unwrap() + 1 });
+                    }
+                    sum += stage.await.unwrap();
+                }
+                sum
+            })
+        })
+        .collect();
+    let mut sum = 0;
+    for c in chains {
+        sum += c.await.unwrap();
+    }
+    sum
 }
