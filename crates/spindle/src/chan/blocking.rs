@@ -5,14 +5,22 @@
 //! unparks the calling thread. A channel therefore never needs to know whether
 //! its waiter is a task or a thread.
 //!
-//! # Invariants
-//! - `Parker::notified` is set by `wake` and consumed by `park`; a wake that
-//!   happens before the park is not lost (the flag stays set), and several
-//!   wakes before one park collapse into one (the future is polled again and
-//!   re-checks the channel anyway).
-//! - The flag is only touched under the parker's mutex; the condvar is only
-//!   waited on with that mutex held, so there is no wake-up between the check
-//!   and the wait.
+//! # The parker protocol (std's generic parker, with a spin phase)
+//! `state` is `EMPTY`, `NOTIFIED` or `PARKED`.
+//! - `wake`: `swap(NOTIFIED)`; only if the old state was `PARKED` take the
+//!   mutex (which the sleeper holds from setting `PARKED` until it is inside
+//!   `Condvar::wait`) and `notify_one`. A wake with nobody asleep costs one
+//!   atomic swap.
+//! - `park`: first spin a little, consuming `NOTIFIED` with a CAS (a peer
+//!   that answers within microseconds is caught without a syscall); then,
+//!   under the mutex, CAS `EMPTY → PARKED` (failing means `NOTIFIED`: consume
+//!   it and return) and wait until a CAS `NOTIFIED → EMPTY` succeeds.
+//! - A wake before the park is kept in `NOTIFIED`; several collapse into one
+//!   (the future is polled again and re-checks the channel anyway).
+//!
+//! Ordering: the `swap` in `wake` is Release and the consuming CASes Acquire,
+//! so what the waker did before waking is visible to the woken thread (the
+//! channels do not rely on it: they re-check under their own protocol).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -21,53 +29,119 @@ use std::task::{Context, Poll, Wake, Waker};
 #[cfg(not(loom))]
 use std::time::Instant;
 
-use crate::loom::{lock, Condvar, Mutex};
+use crate::loom::{lock, spin_loop, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
+
+const EMPTY: usize = 0;
+const NOTIFIED: usize = 1;
+const PARKED: usize = 2;
+
+/// Spin rounds before sleeping (none under loom, where spinning only adds
+/// states).
+#[cfg(not(loom))]
+const SPINS: u32 = 200;
+#[cfg(loom)]
+const SPINS: u32 = 0;
 
 /// A one-bit semaphore that a [`Waker`] releases and a thread acquires.
 #[derive(Debug)]
 pub(crate) struct Parker {
-    notified: Mutex<bool>,
+    state: AtomicUsize,
+    mutex: Mutex<()>,
     cv: Condvar,
+}
+
+fn wait<'a>(cv: &Condvar, g: MutexGuard<'a, ()>) -> MutexGuard<'a, ()> {
+    match cv.wait(g) {
+        Ok(g) => g,
+        #[cfg(not(loom))]
+        Err(p) => p.into_inner(),
+        #[cfg(loom)]
+        Err(_) => panic!("poisoned parker"),
+    }
 }
 
 impl Parker {
     fn new() -> Self {
         Parker {
-            notified: Mutex::new(false),
+            state: AtomicUsize::new(EMPTY),
+            mutex: Mutex::new(()),
             cv: Condvar::new(),
         }
     }
 
-    fn park(&self) {
-        let mut n = lock(&self.notified);
-        while !*n {
-            n = match self.cv.wait(n) {
-                Ok(g) => g,
-                #[cfg(not(loom))]
-                Err(p) => p.into_inner(),
-                #[cfg(loom)]
-                Err(_) => panic!("poisoned parker"),
-            };
+    /// Consumes a pending notification. Acquire: pairs with the Release
+    /// swap in `wake_by_ref`.
+    fn try_consume(&self) -> bool {
+        self.state
+            .compare_exchange(NOTIFIED, EMPTY, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    fn spin(&self) -> bool {
+        #[allow(clippy::reversed_empty_ranges)]
+        for _ in 0..SPINS {
+            if self.state.load(Ordering::Relaxed) == NOTIFIED && self.try_consume() {
+                return true;
+            }
+            spin_loop();
         }
-        *n = false;
+        self.try_consume()
+    }
+
+    fn park(&self) {
+        if self.spin() {
+            return;
+        }
+        let mut g = lock(&self.mutex);
+        if self
+            .state
+            .compare_exchange(EMPTY, PARKED, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            // It was NOTIFIED.
+            let ok = self.try_consume();
+            debug_assert!(ok);
+            return;
+        }
+        loop {
+            g = wait(&self.cv, g);
+            if self.try_consume() {
+                return;
+            }
+        }
     }
 
     /// Parks until woken or `deadline`; returns false on timeout.
     #[cfg(not(loom))]
     fn park_until(&self, deadline: Instant) -> bool {
-        let mut n = lock(&self.notified);
-        while !*n {
+        if self.spin() {
+            return true;
+        }
+        let mut g = lock(&self.mutex);
+        if self
+            .state
+            .compare_exchange(EMPTY, PARKED, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return self.try_consume();
+        }
+        loop {
             let now = Instant::now();
             if now >= deadline {
-                return false;
+                // Withdraw: PARKED → EMPTY, unless a wake got in first.
+                return match self.state.swap(EMPTY, Ordering::Acquire) {
+                    NOTIFIED => true,
+                    _ => false,
+                };
             }
-            n = match self.cv.wait_timeout(n, deadline - now) {
+            g = match self.cv.wait_timeout(g, deadline - now) {
                 Ok((g, _)) => g,
                 Err(p) => p.into_inner().0,
             };
+            if self.try_consume() {
+                return true;
+            }
         }
-        *n = false;
-        true
     }
 }
 
@@ -77,8 +151,14 @@ impl Wake for Parker {
     }
 
     fn wake_by_ref(self: &StdArc<Self>) {
-        *lock(&self.notified) = true;
-        self.cv.notify_one();
+        // Release: pairs with the Acquire CAS that consumes the notification.
+        if self.state.swap(NOTIFIED, Ordering::Release) == PARKED {
+            // The sleeper holds the mutex from setting PARKED until it is
+            // inside `wait`: taking it here means the notify cannot fall in
+            // between.
+            drop(lock(&self.mutex));
+            self.cv.notify_one();
+        }
     }
 }
 
