@@ -129,10 +129,7 @@ impl Parker {
             let now = Instant::now();
             if now >= deadline {
                 // Withdraw: PARKED → EMPTY, unless a wake got in first.
-                return match self.state.swap(EMPTY, Ordering::Acquire) {
-                    NOTIFIED => true,
-                    _ => false,
-                };
+                return self.state.swap(EMPTY, Ordering::Acquire) == NOTIFIED;
             }
             g = match self.cv.wait_timeout(g, deadline - now) {
                 Ok((g, _)) => g,
