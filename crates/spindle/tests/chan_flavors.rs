@@ -261,3 +261,17 @@ fn stream_and_sink() {
     drop(btx);
     assert_eq!(block_on(brx.collect::<Vec<_>>()), vec![1, 2]);
 }
+
+#[test]
+fn batch_send_under_drop_policies() {
+    let (tx, rx) = chan::bounded_with_policy::<u32>(3, chan::Policy::DropOldest);
+    block_on(tx.send_batch((0..10).collect())).unwrap();
+    let mut out = Vec::new();
+    rx.try_recv_batch(&mut out, 10).unwrap();
+    assert_eq!(out, vec![7, 8, 9]);
+    let (tx, rx) = chan::bounded_with_policy::<u32>(3, chan::Policy::DropNewest);
+    block_on(tx.send_batch((0..10).collect())).unwrap();
+    out.clear();
+    rx.try_recv_batch(&mut out, 10).unwrap();
+    assert_eq!(out, vec![0, 1, 2]);
+}

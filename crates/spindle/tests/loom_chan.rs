@@ -308,3 +308,21 @@ fn spsc_push_pop_close() {
         t.join().unwrap();
     });
 }
+
+// -------------------------------------------------------------- batch
+
+/// A batch send claiming runs (one CAS) against a batch receive claiming
+/// runs, over a ring smaller than the batch: order kept, nothing lost.
+#[test]
+fn array_batch_runs() {
+    model(|| {
+        let (tx, rx) = chan::bounded::<u32>(2);
+        let t = thread::spawn(move || tx.send_batch_blocking(vec![1, 2, 3]).unwrap());
+        let mut out = Vec::new();
+        while out.len() < 3 {
+            rx.recv_batch_blocking(&mut out, 2).unwrap();
+        }
+        assert_eq!(out, vec![1, 2, 3]);
+        t.join().unwrap();
+    });
+}

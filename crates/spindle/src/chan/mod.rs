@@ -494,25 +494,53 @@ impl<T> Chan<T> {
                     Ok(n) => n,
                     Err(()) => usize::MAX,
                 },
-                Flavor::Array(_) => {
+                Flavor::Array(_) if self.policy != Policy::Block => {
+                    // Drop policies never leave an item waiting.
                     let mut n = 0;
-                    loop {
-                        let Some(v) = items.pop_front() else { break };
-                        let r = match &self.flavor {
-                            Flavor::Array(a) => a.try_push(v),
-                            _ => unreachable!(),
-                        };
-                        match r {
+                    while let Some(v) = items.pop_front() {
+                        match self.try_send(v) {
                             Ok(()) => n += 1,
-                            Err(TrySendError::Full(v)) => {
-                                items.push_front(v);
-                                break;
-                            }
-                            Err(TrySendError::Closed(v)) => {
-                                items.push_front(v);
+                            Err(e) => {
+                                items.push_front(e.into_inner());
                                 n = usize::MAX;
                                 break;
                             }
+                        }
+                    }
+                    if n != usize::MAX {
+                        // `try_send` already notified per item.
+                        n = 0;
+                    }
+                    n
+                }
+                Flavor::Array(a) => {
+                    let mut n = 0;
+                    loop {
+                        match a.push_run(items) {
+                            Err(()) => {
+                                n = usize::MAX;
+                                break;
+                            }
+                            Ok(0) => {
+                                // Full, or a slot mid-read: one precise try.
+                                let Some(v) = items.pop_front() else { break };
+                                match a.try_push(v) {
+                                    Ok(()) => n += 1,
+                                    Err(TrySendError::Full(v)) => {
+                                        items.push_front(v);
+                                        break;
+                                    }
+                                    Err(TrySendError::Closed(v)) => {
+                                        items.push_front(v);
+                                        n = usize::MAX;
+                                        break;
+                                    }
+                                }
+                            }
+                            Ok(k) => n += k,
+                        }
+                        if items.is_empty() {
+                            break;
                         }
                     }
                     n

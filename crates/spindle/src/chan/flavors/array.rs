@@ -157,6 +157,47 @@ impl<T> Channel<T> {
         }
     }
 
+    /// Places a run of values from the front of `items` with a single claim
+    /// (one CAS on `tail`) over consecutive free slots. Returns how many were
+    /// placed (`0`: full, or the next slot is still being read — the caller
+    /// falls back to [`Channel::try_push`]), or `Err` when closed.
+    pub(crate) fn push_run(&self, items: &mut std::collections::VecDeque<T>) -> Result<usize, ()> {
+        loop {
+            let tail = self.tail.load(Ordering::Relaxed);
+            if tail & 1 == 1 {
+                return Err(());
+            }
+            let pos = tail >> 1;
+            let mut n = 0u64;
+            while (n as usize) < items.len() && n < self.cap {
+                // Acquire: as in `try_push`, for each slot of the run.
+                if self.slot(pos + n).stamp.load(Ordering::Acquire) != 2 * (pos + n) {
+                    break;
+                }
+                n += 1;
+            }
+            if n == 0 {
+                return Ok(0);
+            }
+            if self
+                .tail
+                .compare_exchange(tail, tail + 2 * n, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                for p in pos..pos + n {
+                    let v = items.pop_front().expect("run length bounded by items");
+                    let slot = self.slot(p);
+                    // SAFETY: the CAS claimed positions pos..pos+n, each of
+                    // whose stamp we saw (Acquire) marking it free.
+                    slot.msg.with_mut(|ptr| unsafe { (*ptr).write(v) });
+                    // Release: pairs with the receiver's Acquire stamp load.
+                    slot.stamp.store(2 * p + 1, Ordering::Release);
+                }
+                return Ok(n as usize);
+            }
+        }
+    }
+
     /// Takes up to `max` consecutive ready messages with a single claim (one
     /// CAS on `head`). Returns how many were appended, or why none was.
     pub(crate) fn pop_batch(&self, out: &mut Vec<T>, max: usize) -> Result<usize, TryRecvError> {
