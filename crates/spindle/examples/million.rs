@@ -1,6 +1,7 @@
 //! Spawns a million tasks, joins them, and prints what happened.
 //!
-//! `cargo run --release -p spindle --example million`
+//! `cargo run --release -p spindle --example million [TASKS] [WORKERS]`
+//! (WORKERS 0: the current-thread scheduler).
 
 use std::time::Instant;
 

