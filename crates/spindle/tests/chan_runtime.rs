@@ -1,0 +1,134 @@
+//! The channels on spindle's own schedulers (current-thread, one worker, N
+//! workers): tasks on both ends, tasks against threads, select! loops,
+//! senders outnumbering capacity 100:1.
+
+mod chan_common;
+
+use chan_common::scale;
+use spindle::chan;
+use spindle::Runtime;
+
+fn runtimes() -> Vec<(&'static str, Runtime)> {
+    vec![
+        (
+            "current_thread",
+            spindle::Builder::new_current_thread().build().unwrap(),
+        ),
+        ("1 worker", Runtime::builder().workers(1).build().unwrap()),
+        ("2 workers", Runtime::builder().workers(2).build().unwrap()),
+    ]
+}
+
+#[test]
+fn many_tasks_through_a_small_channel() {
+    for (name, rt) in runtimes() {
+        let total = rt.block_on(async {
+            let (tx, rx) = chan::bounded::<u64>(1);
+            let senders = 100u64;
+            let per = scale(50) as u64;
+            let mut hs = Vec::new();
+            for s in 0..senders {
+                let tx = tx.clone();
+                hs.push(spindle::spawn(async move {
+                    for i in 0..per {
+                        tx.send(s * per + i).await.unwrap();
+                    }
+                }));
+            }
+            drop(tx);
+            let consumers: Vec<_> = (0..4)
+                .map(|_| {
+                    let rx = rx.clone();
+                    spindle::spawn(async move {
+                        let mut sum = 0u64;
+                        while let Ok(v) = rx.recv().await {
+                            sum += v;
+                        }
+                        sum
+                    })
+                })
+                .collect();
+            drop(rx);
+            for h in hs {
+                h.await.unwrap();
+            }
+            let mut total = 0;
+            for c in consumers {
+                total += c.await.unwrap();
+            }
+            let n = senders * per;
+            assert_eq!(total, n * (n - 1) / 2, "{name}");
+            total
+        });
+        assert!(total > 0);
+    }
+}
+
+#[test]
+fn tasks_and_threads_both_ways() {
+    for (name, rt) in runtimes() {
+        let (tx, rx) = chan::bounded::<u32>(2);
+        let (back_tx, back_rx) = chan::unbounded::<u32>();
+        let th = std::thread::spawn(move || {
+            for i in 0..scale(500) as u32 {
+                tx.send_blocking(i).unwrap();
+            }
+        });
+        let echo = std::thread::spawn(move || {
+            let mut n = 0;
+            while back_rx.recv_blocking().is_ok() {
+                n += 1;
+            }
+            n
+        });
+        rt.block_on(async move {
+            let h = spindle::spawn(async move {
+                while let Ok(v) = rx.recv().await {
+                    back_tx.send(v).await.unwrap();
+                }
+            });
+            h.await.unwrap();
+        });
+        th.join().unwrap();
+        assert_eq!(echo.join().unwrap(), scale(500), "{name}");
+    }
+}
+
+#[test]
+fn select_loop_on_runtime() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let (tx1, rx1) = chan::bounded::<u32>(1);
+            let (tx2, rx2) = chan::rendezvous::<u32>();
+            let n = scale(300) as u32;
+            let p1 = spindle::spawn(async move {
+                for i in 0..n {
+                    tx1.send(i).await.unwrap();
+                }
+            });
+            let p2 = spindle::spawn(async move {
+                for i in 0..n {
+                    tx2.send(i).await.unwrap();
+                }
+            });
+            let (mut a, mut b) = (0, 0);
+            // A closed channel is always ready (as in Go): leave the select
+            // once one side closes and drain the other directly.
+            loop {
+                spindle::select! {
+                    v = rx1.recv() => match v { Ok(_) => a += 1, Err(_) => break },
+                    v = rx2.recv() => match v { Ok(_) => b += 1, Err(_) => break },
+                }
+            }
+            while rx1.recv().await.is_ok() {
+                a += 1;
+            }
+            while rx2.recv().await.is_ok() {
+                b += 1;
+            }
+            p1.await.unwrap();
+            p2.await.unwrap();
+            assert_eq!((a, b), (n, n), "{name}");
+        });
+    }
+}
