@@ -275,3 +275,16 @@ fn batch_send_under_drop_policies() {
     rx.try_recv_batch(&mut out, 10).unwrap();
     assert_eq!(out, vec![0, 1, 2]);
 }
+
+#[test]
+fn batch_send_on_closed_returns_every_item() {
+    for cap in [Some(0), Some(2), None] {
+        let (tx, rx) = match cap {
+            Some(n) => chan::bounded::<u32>(n),
+            None => chan::unbounded(),
+        };
+        rx.close();
+        let e = block_on(tx.send_batch(vec![1, 2, 3])).unwrap_err();
+        assert_eq!(e.0, vec![1, 2, 3], "cap {cap:?}");
+    }
+}

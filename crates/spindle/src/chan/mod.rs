@@ -490,7 +490,7 @@ impl<T> Chan<T> {
                 return Poll::Ready(Ok(()));
             }
             let pushed = match &self.flavor {
-                Flavor::List(l) => match l.push_iter(&mut items.drain(..)) {
+                Flavor::List(l) => match l.push_all(items) {
                     Ok(n) => n,
                     Err(()) => usize::MAX,
                 },

@@ -99,16 +99,16 @@ impl<T> Channel<T> {
         Ok(())
     }
 
-    /// Pushes every value of `iter` under one acquisition of the tail lock.
-    pub(crate) fn push_iter(&self, iter: &mut dyn Iterator<Item = T>) -> Result<usize, ()> {
+    /// Moves every value of `items` into the queue under one acquisition of
+    /// the tail lock; when closed, leaves them all in `items`.
+    pub(crate) fn push_all(&self, items: &mut std::collections::VecDeque<T>) -> Result<usize, ()> {
         let mut t = lock(&self.tail);
         if self.closed.load(Ordering::Relaxed) {
             return Err(());
         }
-        let mut n = 0;
-        for v in iter {
+        let n = items.len();
+        for v in items.drain(..) {
             self.push_locked(&mut t, v);
-            n += 1;
         }
         Ok(n)
     }
