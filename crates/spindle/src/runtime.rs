@@ -148,7 +148,8 @@ impl Builder {
                         b = b.stack_size(s);
                     }
                     let external = external.clone();
-                    match b.spawn(move || multi_thread::run_worker(external, index, core)) {
+                    match b.spawn(move || multi_thread::run_worker(external, index, Box::new(core)))
+                    {
                         Ok(t) => rt.threads.push(t),
                         Err(e) => return Err(BuildError::Spawn(e)), // `rt` drops: started workers stop
                     }

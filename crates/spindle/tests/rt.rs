@@ -202,10 +202,10 @@ rt_test! {
         let out = spindle::scope(|s| async move {
             for _ in 0..100 {
                 let d = d.clone();
-                let _ = s.spawn(async move {
+                drop(s.spawn(async move {
                     spindle::yield_now().await;
                     d.fetch_add(1, SeqCst);
-                });
+                }));
             }
             "body"
         })
@@ -226,15 +226,15 @@ rt_test! {
             for _ in 0..10 {
                 let t = d.track();
                 let g = g.clone();
-                let _ = s.spawn(async move {
+                drop(s.spawn(async move {
                     let _t = t;
                     g.wait().await; // never opened
-                });
+                }));
             }
-            let _ = s.spawn(async {
+            drop(s.spawn(async {
                 spindle::yield_now().await;
                 panic!("child failed");
-            });
+            }));
             Gate::new().wait().await; // the body is cancelled too
         })
         .await;
@@ -249,8 +249,8 @@ rt_test! {
 rt_test! {
     fn try_scope_returns_the_first_error() {
         let res = spindle::try_scope(|s| async move {
-            let _ = s.spawn_try(async { Err::<(), _>("bad input") });
-            let _ = s.spawn(Gate::new().wait());
+            drop(s.spawn_try(async { Err::<(), _>("bad input") }));
+            drop(s.spawn(Gate::new().wait()));
             0
         })
         .await;
@@ -298,7 +298,7 @@ rt_test! {
 rt_test! {
     fn scope_cancel() {
         let r = spindle::scope(|s| async move {
-            let _ = s.spawn(Gate::new().wait());
+            drop(s.spawn(Gate::new().wait()));
             s.cancel();
             Gate::new().wait().await;
         })

@@ -294,10 +294,7 @@ impl WorkerCtx {
             return None;
         }
         let share = inject.len() / self.shared().remotes.len() + 1;
-        let n = share
-            .min(core.queue.remaining())
-            .min(queue::CAPACITY / 2)
-            .max(1);
+        let n = share.clamp(1, core.queue.remaining().clamp(1, queue::CAPACITY / 2));
         let mut batch = inject.pop_n(n).into_iter();
         let first = batch.next()?;
         bump(&self.counters().injector_pops, 1 + batch.len() as u64);
@@ -413,7 +410,7 @@ impl Core {
 }
 
 /// Builds the shared state and one core per worker.
-pub(crate) fn build(workers: usize) -> (Arc<Shared>, Vec<Box<Core>>) {
+pub(crate) fn build(workers: usize) -> (Arc<Shared>, Vec<Core>) {
     let mut remotes = Vec::with_capacity(workers);
     let mut cores = Vec::with_capacity(workers);
     for i in 0..workers {
@@ -423,14 +420,14 @@ pub(crate) fn build(workers: usize) -> (Arc<Shared>, Vec<Box<Core>>) {
             parker: Parker::new(),
             counters: CachePadded(WorkerCounters::default()),
         });
-        cores.push(Box::new(Core {
+        cores.push(Core {
             lifo: None,
             queue: local,
             tick: 0,
             lifo_polls: 0,
             is_searching: false,
             rng: 0x9E37_79B9u32.wrapping_mul(i as u32 + 1) | 1,
-        }));
+        });
     }
     let shared = Arc::new(Shared {
         remotes: remotes.into_boxed_slice(),
@@ -526,7 +523,11 @@ mod loom_model {
             let external = external_spawner(&shared);
             let ran = Arc::new(AtomicUsize::new(0));
             let w = {
-                let (e, r, c) = (external.clone(), ran.clone(), cores.pop().unwrap());
+                let (e, r, c) = (
+                    external.clone(),
+                    ran.clone(),
+                    Box::new(cores.pop().unwrap()),
+                );
                 thread::spawn(move || worker(e, 0, c, r, 1))
             };
             let r = ran.clone();
@@ -556,7 +557,11 @@ mod loom_model {
             let workers: Vec<_> = (0..2)
                 .rev()
                 .map(|i| {
-                    let (e, r, c) = (external.clone(), ran.clone(), cores.pop().unwrap());
+                    let (e, r, c) = (
+                        external.clone(),
+                        ran.clone(),
+                        Box::new(cores.pop().unwrap()),
+                    );
                     thread::spawn(move || worker(e, i, c, r, 1))
                 })
                 .collect();

@@ -111,7 +111,7 @@ pub(crate) struct State(AtomicUsize);
 
 impl State {
     pub(crate) fn new() -> State {
-        State(AtomicUsize::new(NOTIFIED | JOIN_INTEREST | 2 * REF_ONE))
+        State(AtomicUsize::new(NOTIFIED | JOIN_INTEREST | (2 * REF_ONE)))
     }
 
     pub(crate) fn load(&self) -> Snapshot {
