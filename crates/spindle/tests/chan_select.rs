@@ -301,3 +301,25 @@ fn body_may_reuse_what_the_arms_borrowed() {
     });
     assert_eq!((a, b), (1, 2));
 }
+
+#[test]
+fn pseudo_random_send() {
+    // Go's TestPseudoRandomSend: two send arms on the same channel, both
+    // always ready; both values must show up in roughly equal numbers.
+    let (tx, rx) = chan::bounded::<u8>(1);
+    let n = scale(4000);
+    let mut counts = [0usize; 2];
+    block_on(async {
+        for _ in 0..n {
+            spindle::select! {
+                r = tx.send(0) => r.unwrap(),
+                r = tx.send(1) => r.unwrap(),
+            }
+            counts[rx.try_recv().unwrap() as usize] += 1;
+        }
+    });
+    assert!(
+        counts[0] > n * 40 / 100 && counts[1] > n * 40 / 100,
+        "{counts:?}"
+    );
+}
