@@ -137,7 +137,7 @@ impl Workload {
         };
         if self.name == "skynet" {
             let mut m = n;
-            while m >= 10 && m % 10 == 0 {
+            while m >= 10 && m.is_multiple_of(10) {
                 m /= 10;
             }
             return need(m == 1 && n >= 10, "a power of 10 (at least 10)");
@@ -148,7 +148,7 @@ impl Workload {
             .and_then(|k| k.parse::<u64>().ok())
         {
             return need(
-                n % k == 0,
+                n.is_multiple_of(k),
                 &format!("a multiple of {k} (the producers split it evenly)"),
             );
         }

@@ -14,6 +14,7 @@
 //!   sleep is never stranded (a lost wake-up shows as a loom deadlock).
 
 use crate::loom::{lock, Arc, AtomicUsize, Mutex, Ordering::SeqCst};
+use crate::task::registry::Key;
 use crate::task::{JoinHandle, Notified, RawTask, Schedule};
 use loom::thread;
 use std::future::Future;
@@ -31,11 +32,11 @@ impl Schedule for TestSched {
     fn yield_now(&self, task: Notified) {
         lock(&self.0).push(task);
     }
-    fn register(&self, task: RawTask) -> Option<u32> {
+    fn register(&self, task: RawTask) -> Option<Key> {
         task.ref_inc(); // the "registry" reference
-        Some(0)
+        Some(Key::TEST)
     }
-    fn unregister(&self, _task: RawTask, _shard: u32) -> bool {
+    fn unregister(&self, _task: RawTask, _key: Key) -> bool {
         true
     }
 }

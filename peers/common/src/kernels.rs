@@ -67,11 +67,11 @@ pub const FIZZBUZZ: u8 = 3;
 /// The worker's classification of one value.
 #[inline]
 pub fn classify(v: u64) -> u8 {
-    if v % 15 == 0 {
+    if v.is_multiple_of(15) {
         FIZZBUZZ
-    } else if v % 3 == 0 {
+    } else if v.is_multiple_of(3) {
         FIZZ
-    } else if v % 5 == 0 {
+    } else if v.is_multiple_of(5) {
         BUZZ
     } else {
         VALUE

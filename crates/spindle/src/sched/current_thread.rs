@@ -16,7 +16,7 @@ use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
 use super::park::Parker;
 use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
 use crate::loom::{lock, Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering::*};
-use crate::task::registry::Registry;
+use crate::task::registry::{Key, Registry};
 use crate::task::{JoinHandle, Notified, RawTask, Schedule};
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -131,12 +131,12 @@ impl Schedule for Arc<Shared> {
         self.schedule(task);
     }
 
-    fn register(&self, task: RawTask) -> Option<u32> {
+    fn register(&self, task: RawTask) -> Option<Key> {
         self.registry.insert(task, 0)
     }
 
-    fn unregister(&self, task: RawTask, shard: u32) -> bool {
-        self.registry.remove(task, shard)
+    fn unregister(&self, task: RawTask, key: Key) -> bool {
+        self.registry.remove(task, key)
     }
 }
 
@@ -175,7 +175,7 @@ impl DriverCtx {
                 let mut guard = self.core.borrow_mut();
                 let core = guard.as_mut().expect("driver core went missing");
                 core.tick = core.tick.wrapping_add(1);
-                if core.tick % GLOBAL_POLL_INTERVAL == 0 {
+                if core.tick.is_multiple_of(GLOBAL_POLL_INTERVAL) {
                     shared.inject.pop().or_else(|| core.queue.pop_front())
                 } else {
                     core.queue.pop_front().or_else(|| {

@@ -25,7 +25,7 @@ use super::park::Parker;
 use super::queue::{self, Local, Steal, Stealer};
 use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
 use crate::loom::{spin_loop, Arc, AtomicBool, AtomicU64, CachePadded, Ordering::*};
-use crate::task::registry::Registry;
+use crate::task::registry::{Key, Registry};
 use crate::task::{JoinHandle, Notified, RawTask, Schedule};
 use std::cell::RefCell;
 use std::future::Future;
@@ -159,7 +159,7 @@ impl Schedule for Arc<Spawner> {
         schedule(&self.shared, task, true);
     }
 
-    fn register(&self, task: RawTask) -> Option<u32> {
+    fn register(&self, task: RawTask) -> Option<Key> {
         let hint = match current_core() {
             // SAFETY: CORE points to a live context (set by its guard).
             CoreRef::Multi(w) => unsafe { &*w }.index,
@@ -168,8 +168,8 @@ impl Schedule for Arc<Spawner> {
         self.shared.registry.insert(task, hint)
     }
 
-    fn unregister(&self, task: RawTask, shard: u32) -> bool {
-        self.shared.registry.remove(task, shard)
+    fn unregister(&self, task: RawTask, key: Key) -> bool {
+        self.shared.registry.remove(task, key)
     }
 }
 
@@ -272,7 +272,7 @@ impl WorkerCtx {
     }
 
     fn next_task(&self, core: &mut Core) -> Option<Notified> {
-        if core.tick % GLOBAL_POLL_INTERVAL == 0 {
+        if core.tick.is_multiple_of(GLOBAL_POLL_INTERVAL) {
             if let Some(t) = self.shared().inject.pop() {
                 bump(&self.counters().injector_pops, 1);
                 return Some(t);

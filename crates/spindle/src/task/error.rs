@@ -12,12 +12,16 @@ pub struct JoinError {
     repr: Repr,
 }
 
+/// One pointer wide, so that a task's `Result<T, JoinError>` output slot
+/// stays small (the panic case is rare and may allocate).
 enum Repr {
     Cancelled,
-    Panic {
-        message: String,
-        payload: Option<Box<dyn Any + Send + 'static>>,
-    },
+    Panic(Box<PanicRepr>),
+}
+
+struct PanicRepr {
+    message: String,
+    payload: Option<Box<dyn Any + Send + 'static>>,
 }
 
 impl JoinError {
@@ -30,10 +34,10 @@ impl JoinError {
     pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> JoinError {
         let message = panic_message(&*payload);
         JoinError {
-            repr: Repr::Panic {
+            repr: Repr::Panic(Box::new(PanicRepr {
                 message,
                 payload: Some(payload),
-            },
+            })),
         }
     }
 
@@ -45,13 +49,13 @@ impl JoinError {
 
     /// The task panicked.
     pub fn is_panic(&self) -> bool {
-        matches!(self.repr, Repr::Panic { .. })
+        matches!(self.repr, Repr::Panic(_))
     }
 
     /// The panic message (`&str` or `String` payloads), if it panicked.
     pub fn panic_message(&self) -> Option<&str> {
         match &self.repr {
-            Repr::Panic { message, .. } => Some(message),
+            Repr::Panic(p) => Some(&p.message),
             Repr::Cancelled => None,
         }
     }
@@ -68,9 +72,12 @@ impl JoinError {
     /// The panic payload, or the error back if it was no panic (or the payload went to a scope).
     pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
         match self.repr {
-            Repr::Panic {
-                payload: Some(p), ..
-            } => Ok(p),
+            Repr::Panic(mut p) => match p.payload.take() {
+                Some(payload) => Ok(payload),
+                None => Err(JoinError {
+                    repr: Repr::Panic(p),
+                }),
+            },
             repr => Err(JoinError { repr }),
         }
     }
@@ -90,7 +97,7 @@ impl fmt::Display for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
             Repr::Cancelled => f.write_str("task was cancelled"),
-            Repr::Panic { message, .. } => write!(f, "task panicked: {message}"),
+            Repr::Panic(p) => write!(f, "task panicked: {}", p.message),
         }
     }
 }
@@ -99,7 +106,7 @@ impl fmt::Debug for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
             Repr::Cancelled => f.write_str("JoinError::Cancelled"),
-            Repr::Panic { message, .. } => write!(f, "JoinError::Panic({message:?})"),
+            Repr::Panic(p) => write!(f, "JoinError::Panic({:?})", p.message),
         }
     }
 }

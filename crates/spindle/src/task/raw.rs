@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! Cell<F, S> (repr C, one Box)
-//!   Header     state word, vtable, injector link, registry links
+//!   Header     state word, vtable, injector link, registry key
 //!   S          the scheduler hook (where `schedule` sends a Notified)
 //!   Stage<F>   Running(F) | Finished(Result<F::Output, JoinError>) | Consumed
 //!   Option<Waker>  the JoinHandle's waker
@@ -15,13 +15,13 @@
 //! - the **join waker slot** belongs to the JoinHandle while JOIN_WAKER is
 //!   clear and the task is not COMPLETE; otherwise it is read-only;
 //! - `queue_next` belongs to whoever holds the task's `Notified`;
-//! - the registry links belong to the registry shard lock (`registry.rs`);
 //! - `registered` is read and written only by the poller (while RUNNING).
 //!
 //! Everything is type-erased behind `RawTask` (a pointer to the header) and
 //! a per-`(F, S)` vtable, so queues, wakers and handles need no generics.
 
 use super::error::JoinError;
+use super::registry::Key;
 use super::state::{Snapshot, State, ToIdle, ToRunning, Wake, COMPLETE, JOIN_INTEREST, JOIN_WAKER};
 use super::waker;
 use crate::loom::UnsafeCell;
@@ -40,13 +40,13 @@ pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     /// The task woke itself while running (`yield_now`): run others first.
     fn yield_now(&self, task: Notified);
     /// The task is about to go idle for the first time: keep it findable so
-    /// shutdown can cancel it. Takes a reference and returns the registry
-    /// shard on success; `None` when the runtime is shutting down (the poller
+    /// shutdown can cancel it. Takes a reference and returns where it is
+    /// held on success; `None` when the runtime is shutting down (the poller
     /// then cancels the task).
-    fn register(&self, task: RawTask) -> Option<u32>;
+    fn register(&self, task: RawTask) -> Option<Key>;
     /// The task completed; `true` if the registry still held its reference
     /// (which the caller then drops).
-    fn unregister(&self, task: RawTask, shard: u32) -> bool;
+    fn unregister(&self, task: RawTask, key: Key) -> bool;
 }
 
 pub(crate) struct Vtable {
@@ -71,10 +71,8 @@ pub(crate) struct Header {
     pub(crate) vtable: &'static Vtable,
     /// Link in the injector's intrusive list (owned by the `Notified` holder).
     pub(crate) queue_next: UnsafeCell<Option<NonNull<Header>>>,
-    /// Links in the task registry (owned by the registry shard lock).
-    pub(crate) registry: UnsafeCell<super::registry::Links>,
-    /// The registry shard holding this task, if any (owned by the poller).
-    registered: UnsafeCell<Option<u32>>,
+    /// Where the registry holds this task, if it does (owned by the poller).
+    registered: UnsafeCell<Option<Key>>,
 }
 
 enum Stage<F: Future> {
@@ -121,7 +119,6 @@ impl RawTask {
                 state: State::new(),
                 vtable: vtable::<F, S>(),
                 queue_next: UnsafeCell::new(None),
-                registry: UnsafeCell::new(Default::default()),
                 registered: UnsafeCell::new(None),
             },
             scheduler,
@@ -339,7 +336,7 @@ impl<F: Future, S: Schedule> Harness<F, S> {
         self.set_stage(Stage::Finished(Err(result)));
     }
 
-    fn registered(&self) -> Option<u32> {
+    fn registered(&self) -> Option<Key> {
         // SAFETY: only the poller touches `registered`, and we are it.
         self.cell().header.registered.with(|p| unsafe { *p })
     }
@@ -360,8 +357,8 @@ impl<F: Future, S: Schedule> Harness<F, S> {
             });
         }
         let mut refs = 1; // the poller's
-        if let Some(shard) = self.registered() {
-            if self.cell().scheduler.unregister(self.raw(), shard) {
+        if let Some(key) = self.registered() {
+            if self.cell().scheduler.unregister(self.raw(), key) {
                 refs += 1; // the registry's
             }
         }
@@ -419,10 +416,10 @@ where
         return h.complete();
     }
     if h.registered().is_none() {
-        if let Some(shard) = h.cell().scheduler.register(h.raw()) {
+        if let Some(key) = h.cell().scheduler.register(h.raw()) {
             h.cell().header.registered.with_mut(|p| {
                 // SAFETY: only the poller touches `registered`.
-                unsafe { *p = Some(shard) }
+                unsafe { *p = Some(key) }
             });
         } else {
             // Shutting down: nothing would ever find this task again.
@@ -527,4 +524,19 @@ fn can_read_output(header: &Header, slot: &UnsafeCell<Option<Waker>>, waker: &Wa
     }
     write(waker);
     header.state.set_join_waker().is_err()
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_is_small() {
+        // Four words of header; a task whose future and output are a u64
+        // fits in a 96-byte allocation with its scheduler hook and waker.
+        assert_eq!(std::mem::size_of::<Header>(), 32);
+        assert_eq!(std::mem::size_of::<JoinError>(), 8);
+        type Tiny = std::future::Ready<u64>;
+        assert!(std::mem::size_of::<Cell<Tiny, std::sync::Arc<()>>>() <= 80);
+    }
 }

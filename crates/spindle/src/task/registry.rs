@@ -7,141 +7,125 @@
 //!   idle (`raw.rs`), and removed by its poller when it completes. Tasks that
 //!   finish in their first poll never touch the registry: most tasks of a
 //!   spawn-heavy program cost no lock here.
-//! - A linked task holds one reference, owned by the list.
-//! - `Links` of a task are read and written only under the lock of the shard
-//!   it was inserted in; the poller keeps that shard number (`raw.rs`,
-//!   `Header::registered`) and passes it back to `remove`.
+//! - Each shard is a slab (a vector of slots and a free list) under a mutex.
+//!   A task's slot is named by its `Key` (shard, index), which the poller
+//!   keeps in the task header (`Header::registered`); the header carries no
+//!   links, which keeps every task smaller.
+//! - An occupied slot holds one reference to its task.
 //! - Once `close` has run, `insert` refuses: nothing can hide from shutdown.
+//!   `close` empties every slot (taking their references), so a later
+//!   `remove` finds its slot empty and reports that shutdown owns the task.
 //! - Shards are chosen by the inserting worker, so a task usually completes
 //!   on the worker that registered it and the shard lock stays uncontended.
 
 use super::raw::RawTask;
 use crate::loom::{lock, Mutex};
-use std::ptr::NonNull;
+use std::num::NonZeroU32;
 
-use super::raw::Header;
-
-#[derive(Default)]
-pub(crate) struct Links {
-    prev: Option<NonNull<Header>>,
-    next: Option<NonNull<Header>>,
-    linked: bool,
+/// Where a registered task sits: `(shard, slot + 1)` (non-zero, so that an
+/// `Option<Key>` in the task header stays one word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Key {
+    shard: u32,
+    slot_plus_one: NonZeroU32,
 }
 
-struct List {
-    head: Option<NonNull<Header>>,
+impl Key {
+    fn new(shard: usize, slot: usize) -> Key {
+        let slot_plus_one = NonZeroU32::new(slot as u32 + 1).expect("registry slot index overflow");
+        Key {
+            shard: shard as u32,
+            slot_plus_one,
+        }
+    }
+
+    fn slot(self) -> usize {
+        self.slot_plus_one.get() as usize - 1
+    }
+}
+
+#[cfg(all(test, loom))]
+impl Key {
+    /// A key for models whose scheduler has no registry.
+    pub(crate) const TEST: Key = Key {
+        shard: 0,
+        slot_plus_one: NonZeroU32::MIN,
+    };
+}
+
+#[derive(Default)]
+struct Slab {
+    slots: Vec<Option<RawTask>>,
+    free: Vec<usize>,
     len: usize,
     closed: bool,
 }
 
-// SAFETY: the list is only touched under its mutex; the tasks it points to
-// are kept alive by the references it owns.
-unsafe impl Send for List {}
-
 pub(crate) struct Registry {
-    shards: Box<[Mutex<List>]>,
-}
-
-fn links<R>(task: RawTask, f: impl FnOnce(&mut Links) -> R) -> R {
-    task.header().registry.with_mut(|p| {
-        // SAFETY: the caller holds the shard lock named in the links (module
-        // invariant), so no one else reads or writes them.
-        f(unsafe { &mut *p })
-    })
+    shards: Box<[Mutex<Slab>]>,
 }
 
 impl Registry {
     pub(crate) fn new(shards: usize) -> Registry {
-        let shards = (0..shards.max(1))
-            .map(|_| {
-                Mutex::new(List {
-                    head: None,
-                    len: 0,
-                    closed: false,
-                })
-            })
-            .collect();
-        Registry { shards }
+        Registry {
+            shards: (0..shards.max(1))
+                .map(|_| Mutex::new(Slab::default()))
+                .collect(),
+        }
     }
 
-    /// Links `task` (taking a reference) and returns the shard it went to;
-    /// `None` after `close`.
-    pub(crate) fn insert(&self, task: RawTask, hint: usize) -> Option<u32> {
+    /// Holds `task` (taking a reference); `None` after `close`.
+    pub(crate) fn insert(&self, task: RawTask, hint: usize) -> Option<Key> {
         let shard = hint % self.shards.len();
-        let mut list = lock(&self.shards[shard]);
-        if list.closed {
+        let mut slab = lock(&self.shards[shard]);
+        if slab.closed {
             return None;
         }
         task.ref_inc();
-        let old_head = list.head;
-        links(task, |l| {
-            debug_assert!(!l.linked);
-            *l = Links {
-                prev: None,
-                next: old_head,
-                linked: true,
-            };
-        });
-        if let Some(h) = old_head {
-            links(RawTask::from_header(h), |l| {
-                l.prev = Some(task.header_ptr())
-            });
-        }
-        list.head = Some(task.header_ptr());
-        list.len += 1;
-        Some(shard as u32)
+        let slot = match slab.free.pop() {
+            Some(i) => {
+                slab.slots[i] = Some(task);
+                i
+            }
+            None => {
+                slab.slots.push(Some(task));
+                slab.slots.len() - 1
+            }
+        };
+        slab.len += 1;
+        Some(Key::new(shard, slot))
     }
 
-    /// Unlinks `task`; `true` when it was linked (the caller now owns the
-    /// list's reference), `false` when shutdown took it first.
-    pub(crate) fn remove(&self, task: RawTask, shard: u32) -> bool {
-        let mut list = lock(&self.shards[shard as usize]);
-        let (prev, next, linked) = links(task, |l| {
-            let r = (l.prev, l.next, l.linked);
-            l.linked = false;
-            l.prev = None;
-            l.next = None;
-            r
-        });
-        if !linked {
-            return false;
+    /// Lets go of `task`; `true` when the slot still held it (the caller now
+    /// owns the slot's reference), `false` when shutdown took it first.
+    pub(crate) fn remove(&self, task: RawTask, key: Key) -> bool {
+        let mut slab = lock(&self.shards[key.shard as usize]);
+        match slab.slots.get_mut(key.slot()).and_then(Option::take) {
+            Some(held) => {
+                debug_assert_eq!(held, task, "registry slot held another task");
+                slab.free.push(key.slot());
+                slab.len -= 1;
+                true
+            }
+            None => false,
         }
-        match prev {
-            Some(p) => links(RawTask::from_header(p), |l| l.next = next),
-            None => list.head = next,
-        }
-        if let Some(n) = next {
-            links(RawTask::from_header(n), |l| l.prev = prev);
-        }
-        list.len -= 1;
-        true
     }
 
-    /// Refuses further inserts and returns every linked task with the
-    /// reference the list held.
+    /// Refuses further inserts and returns every held task with the
+    /// reference its slot held.
     pub(crate) fn close(&self) -> Vec<RawTask> {
         let mut out = Vec::new();
         for shard in self.shards.iter() {
-            let mut list = lock(shard);
-            list.closed = true;
-            while let Some(h) = list.head {
-                let task = RawTask::from_header(h);
-                list.head = links(task, |l| {
-                    l.linked = false;
-                    l.prev = None;
-                    l.next.take()
-                });
-                if let Some(n) = list.head {
-                    links(RawTask::from_header(n), |l| l.prev = None);
-                }
-                list.len -= 1;
-                out.push(task);
-            }
+            let mut slab = lock(shard);
+            slab.closed = true;
+            out.extend(slab.slots.iter_mut().filter_map(Option::take));
+            slab.free.clear();
+            slab.len = 0;
         }
         out
     }
 
-    /// Tasks registered now (idle or running after having gone idle once).
+    /// Tasks registered now (idle, or running after having gone idle once).
     pub(crate) fn len(&self) -> usize {
         self.shards.iter().map(|s| lock(s).len).sum()
     }
