@@ -6,11 +6,11 @@
 //! - [`unbounded`]`()`: linked blocks of 32 slots.
 //! - [`rendezvous`]`()` (also `bounded(0)`): zero capacity; a send completes
 //!   when a receiver takes the value straight out of the sender's parked offer.
-//! - [`oneshot`]`()`: one value, once.
-//! - [`broadcast`]`(n)`: every receiver sees every message; a receiver more
+//! - [`oneshot()`](fn@oneshot): one value, once.
+//! - [`broadcast(n)`](fn@broadcast): every receiver sees every message; a receiver more
 //!   than `n` messages behind gets [`broadcast::RecvError::Lagged`] and skips
 //!   ahead to the oldest message still held.
-//! - [`spsc`]`(n)`: a single-producer single-consumer ring with zero-copy
+//! - [`spsc(n)`](fn@spsc): a single-producer single-consumer ring with zero-copy
 //!   slot access (reserve/commit, peek/release).
 //!
 //! The first three share the handle types [`Sender`] and [`Receiver`]; both
