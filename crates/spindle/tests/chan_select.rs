@@ -12,6 +12,17 @@ use spindle::chan::{self, RecvError, TryRecvError};
 use std::thread;
 use std::time::Duration;
 
+/// Least wins an arm must get out of `n` rounds over `k` equally ready arms:
+/// 70% of its share (a wide bound: many sigmas at these sizes). Under miri
+/// the samples are too small for statistics; each arm must just win once.
+fn fair_floor(n: usize, k: usize) -> usize {
+    if cfg!(miri) {
+        1
+    } else {
+        n / k * 70 / 100
+    }
+}
+
 #[test]
 fn random_choice_is_fair() {
     // Go's TestSelectFairness: both channels always ready; each arm should
@@ -31,8 +42,8 @@ fn random_choice_is_fair() {
             wins[w] += 1;
         }
     });
-    let lo = n * 40 / 100;
-    assert!(wins[0] > lo && wins[1] > lo, "unfair select: {wins:?}");
+    let lo = fair_floor(n, 2);
+    assert!(wins[0] >= lo && wins[1] >= lo, "unfair select: {wins:?}");
 }
 
 #[test]
@@ -55,7 +66,7 @@ fn fair_over_many_arms() {
         }
     });
     for w in wins {
-        assert!(w > n / 4 * 70 / 100, "unfair: {wins:?}");
+        assert!(w >= fair_floor(n, 4), "unfair: {wins:?}");
     }
 }
 
@@ -318,8 +329,6 @@ fn pseudo_random_send() {
             counts[rx.try_recv().unwrap() as usize] += 1;
         }
     });
-    assert!(
-        counts[0] > n * 40 / 100 && counts[1] > n * 40 / 100,
-        "{counts:?}"
-    );
+    let lo = fair_floor(n, 2);
+    assert!(counts[0] >= lo && counts[1] >= lo, "{counts:?}");
 }
