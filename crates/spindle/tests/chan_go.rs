@@ -387,3 +387,20 @@ fn rendezvous_last_receiver_dropped_returns_parked_value() {
     drop(rx);
     assert_eq!(h.join().unwrap().unwrap_err().0, "parked");
 }
+
+#[test]
+fn handles_are_send_and_sync_for_send_payloads() {
+    // `Cell` is `Send` but not `Sync`: handles must still be shareable.
+    fn send_sync<X: Send + Sync>() {}
+    fn send<X: Send>() {}
+    type C = std::cell::Cell<u8>;
+    send_sync::<Sender<C>>();
+    send_sync::<Receiver<C>>();
+    send::<chan::Send<'static, C>>();
+    send::<chan::Recv<'static, C>>();
+    send_sync::<chan::oneshot::Sender<C>>();
+    send_sync::<chan::oneshot::Receiver<C>>();
+    send::<chan::spsc::Producer<C>>();
+    send::<chan::spsc::Consumer<C>>();
+    send_sync::<chan::broadcast::Sender<u8>>();
+}
