@@ -39,8 +39,7 @@ fn support(workload: &str) -> Support {
 
 fn run(req: &Request) -> Measured {
     let (n, w) = (req.size, req.workers);
-    let name = req.workload.as_str();
-    if name == "fork_inline" {
+    if req.workload == "fork_inline" {
         let rt = spindle::Builder::new_current_thread()
             .build()
             .expect("runtime");
@@ -50,44 +49,54 @@ fn run(req: &Request) -> Measured {
         .workers(w)
         .build()
         .expect("runtime");
+    // The driver runs as a task, as Go's main goroutine does: spawns and
+    // joins stay on the workers instead of crossing to the thread in
+    // `block_on` and back at every step.
+    let name = req.workload.clone();
     rt.block_on(async move {
-        match name {
-            "skynet" => timed(async { skynet(0, n).await.unwrap() }).await,
-            "pingpong" => timed(pingpong(n)).await,
-            "fanout" => timed(fanout(n)).await,
-            "fib" => timed(in_task(move || kernels::fib(n))).await,
-            "fib_par" => timed(async { fib_par(n).await.unwrap() }).await,
-            "sum_squares" => timed(in_task(move || kernels::sum_squares(n))).await,
-            "primes" => timed(in_task(move || kernels::count_primes(n))).await,
-            "chan_single" => timed(chan_single(n)).await,
-            "chan_buffered" => {
-                timed(producer_consumer(
-                    n,
-                    chan::bounded(CHAN_CAPACITY),
-                    |i| i,
-                    |&v| v,
-                ))
-                .await
+        spindle::spawn(async move {
+            match name.as_str() {
+                "skynet" => timed(async { skynet(0, n).await.unwrap() }).await,
+                "pingpong" => timed(pingpong(n)).await,
+                "fanout" => timed(fanout(n)).await,
+                "fib" => timed(in_task(move || kernels::fib(n))).await,
+                "fib_par" => timed(async { fib_par(n).await.unwrap() }).await,
+                "sum_squares" => timed(in_task(move || kernels::sum_squares(n))).await,
+                "primes" => timed(in_task(move || kernels::count_primes(n))).await,
+                "chan_single" => timed(chan_single(n)).await,
+                "chan_buffered" => {
+                    timed(producer_consumer(
+                        n,
+                        chan::bounded(CHAN_CAPACITY),
+                        |i| i,
+                        |&v| v,
+                    ))
+                    .await
+                }
+                "chan_unbuffered" => {
+                    timed(producer_consumer(n, chan::rendezvous(), |i| i, |&v| v)).await
+                }
+                "async_trivial" | "spawn_10k" | "spawn_100k" | "spawn_1m" => {
+                    timed(spawn_all(n)).await
+                }
+                "async_compute" => timed(async_compute(n)).await,
+                "block_all" => timed(block_all(n)).await,
+                "spawn_nursery" => timed(spawn_nursery(n)).await,
+                "spawn_sequential" => timed(spawn_sequential(n)).await,
+                "live_1m" => timed(live(n)).await,
+                "fizzbuzz_pipeline" => timed(fizzbuzz(n, false)).await,
+                "fizzbuzz_pipeline_zc" => timed(fizzbuzz(n, true)).await,
+                "fork_pool" => timed(fork_pool(n, w)).await,
+                w if payload_bytes(w).is_some() => payload_row(payload_bytes(w).unwrap(), n).await,
+                w if select_arity(w).is_some() => timed(select(n, select_arity(w).unwrap())).await,
+                w => {
+                    let (c, d) = pipeline_shape(w).expect("a catalogue row");
+                    timed(pipeline(n, c, d)).await
+                }
             }
-            "chan_unbuffered" => {
-                timed(producer_consumer(n, chan::rendezvous(), |i| i, |&v| v)).await
-            }
-            "async_trivial" | "spawn_10k" | "spawn_100k" | "spawn_1m" => timed(spawn_all(n)).await,
-            "async_compute" => timed(async_compute(n)).await,
-            "block_all" => timed(block_all(n)).await,
-            "spawn_nursery" => timed(spawn_nursery(n)).await,
-            "spawn_sequential" => timed(spawn_sequential(n)).await,
-            "live_1m" => timed(live(n)).await,
-            "fizzbuzz_pipeline" => timed(fizzbuzz(n, false)).await,
-            "fizzbuzz_pipeline_zc" => timed(fizzbuzz(n, true)).await,
-            "fork_pool" => timed(fork_pool(n, w)).await,
-            w if payload_bytes(w).is_some() => payload_row(payload_bytes(w).unwrap(), n).await,
-            w if select_arity(w).is_some() => timed(select(n, select_arity(w).unwrap())).await,
-            w => {
-                let (c, d) = pipeline_shape(w).expect("a catalogue row");
-                timed(pipeline(n, c, d)).await
-            }
-        }
+        })
+        .await
+        .unwrap()
     })
 }
 

@@ -32,8 +32,7 @@ fn main() {
 
 fn run(req: &Request) -> Measured {
     let (n, w) = (req.size, req.workers);
-    let name = req.workload.as_str();
-    if name == "fork_inline" {
+    if req.workload == "fork_inline" {
         let rt = Builder::new_current_thread().build().expect("runtime");
         return rt.block_on(timed(fork_inline(n)));
     }
@@ -42,52 +41,63 @@ fn run(req: &Request) -> Measured {
         .enable_all()
         .build()
         .expect("runtime");
+    // The driver runs as a task, as Go's main goroutine does: spawns and
+    // joins stay on the workers instead of crossing to the thread in
+    // `block_on` and back at every step.
+    let name = req.workload.clone();
     rt.block_on(async move {
-        match name {
-            "skynet" => timed(async { skynet(0, n).await.unwrap() }).await,
-            "pingpong" => timed(pingpong(n)).await,
-            "fanout" => timed(fanout(n)).await,
-            "fib" => {
-                timed(async { tokio::spawn(async move { kernels::fib(n) }).await.unwrap() }).await
-            }
-            "fib_par" => timed(async { fib_par(n).await.unwrap() }).await,
-            "sum_squares" => {
-                timed(async {
-                    tokio::spawn(async move { kernels::sum_squares(n) })
+        tokio::spawn(async move {
+            match name.as_str() {
+                "skynet" => timed(async { skynet(0, n).await.unwrap() }).await,
+                "pingpong" => timed(pingpong(n)).await,
+                "fanout" => timed(fanout(n)).await,
+                "fib" => {
+                    timed(async { tokio::spawn(async move { kernels::fib(n) }).await.unwrap() })
                         .await
-                        .unwrap()
-                })
-                .await
+                }
+                "fib_par" => timed(async { fib_par(n).await.unwrap() }).await,
+                "sum_squares" => {
+                    timed(async {
+                        tokio::spawn(async move { kernels::sum_squares(n) })
+                            .await
+                            .unwrap()
+                    })
+                    .await
+                }
+                "primes" => {
+                    timed(async {
+                        tokio::spawn(async move { kernels::count_primes(n) })
+                            .await
+                            .unwrap()
+                    })
+                    .await
+                }
+                "chan_single" => timed(chan_single(n)).await,
+                "chan_buffered" => timed(producer_consumer(n, CHAN_CAPACITY, |i| i, |&v| v)).await,
+                // Tokio's mpsc has no rendezvous mode (capacity 0 panics): 1 is the nearest.
+                "chan_unbuffered" => timed(producer_consumer(n, 1, |i| i, |&v| v)).await,
+                "async_trivial" | "spawn_10k" | "spawn_100k" | "spawn_1m" => {
+                    timed(spawn_all(n)).await
+                }
+                "async_compute" => timed(async_compute(n)).await,
+                "block_all" => timed(block_all(n)).await,
+                "blocking_pressure" => blocking_pressure(n, w).await,
+                "spawn_nursery" => timed(spawn_nursery(n)).await,
+                "spawn_sequential" => timed(spawn_sequential(n)).await,
+                "live_1m" => timed(live(n)).await,
+                "fizzbuzz_pipeline" => timed(fizzbuzz(n, false)).await,
+                "fizzbuzz_pipeline_zc" => timed(fizzbuzz(n, true)).await,
+                "fork_pool" => timed(fork_pool(n, w)).await,
+                w if payload_bytes(w).is_some() => payload_row(payload_bytes(w).unwrap(), n).await,
+                w if select_arity(w).is_some() => timed(select(n, select_arity(w).unwrap())).await,
+                w => {
+                    let (c, d) = pipeline_shape(w).expect("a catalogue row");
+                    timed(pipeline(n, c, d)).await
+                }
             }
-            "primes" => {
-                timed(async {
-                    tokio::spawn(async move { kernels::count_primes(n) })
-                        .await
-                        .unwrap()
-                })
-                .await
-            }
-            "chan_single" => timed(chan_single(n)).await,
-            "chan_buffered" => timed(producer_consumer(n, CHAN_CAPACITY, |i| i, |&v| v)).await,
-            // Tokio's mpsc has no rendezvous mode (capacity 0 panics): 1 is the nearest.
-            "chan_unbuffered" => timed(producer_consumer(n, 1, |i| i, |&v| v)).await,
-            "async_trivial" | "spawn_10k" | "spawn_100k" | "spawn_1m" => timed(spawn_all(n)).await,
-            "async_compute" => timed(async_compute(n)).await,
-            "block_all" => timed(block_all(n)).await,
-            "blocking_pressure" => blocking_pressure(n, w).await,
-            "spawn_nursery" => timed(spawn_nursery(n)).await,
-            "spawn_sequential" => timed(spawn_sequential(n)).await,
-            "live_1m" => timed(live(n)).await,
-            "fizzbuzz_pipeline" => timed(fizzbuzz(n, false)).await,
-            "fizzbuzz_pipeline_zc" => timed(fizzbuzz(n, true)).await,
-            "fork_pool" => timed(fork_pool(n, w)).await,
-            w if payload_bytes(w).is_some() => payload_row(payload_bytes(w).unwrap(), n).await,
-            w if select_arity(w).is_some() => timed(select(n, select_arity(w).unwrap())).await,
-            w => {
-                let (c, d) = pipeline_shape(w).expect("a catalogue row");
-                timed(pipeline(n, c, d)).await
-            }
-        }
+        })
+        .await
+        .unwrap()
     })
 }
 
