@@ -214,7 +214,7 @@ async fn chan_single(n: u64) -> u64 {
 }
 
 /// Producer task → consumer task of `make(i)`, `i in 0..n`, summing `value`.
-async fn producer_consumer<T: Send + Sync + 'static>(
+async fn producer_consumer<T: Send + 'static>(
     n: u64,
     (tx, rx): (chan::Sender<T>, chan::Receiver<T>),
     make: fn(u64) -> T,

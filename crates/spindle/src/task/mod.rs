@@ -1,8 +1,9 @@
-//! Tasks: one allocation each (`raw.rs`), a state word deciding who owns what
+//! Tasks: one allocation each (`raw.rs`, recycled per thread by `alloc.rs`), a state word deciding who owns what
 //! (`state.rs`), wakers that are references (`waker.rs`), join handles
 //! (`join.rs`), and the registry that lets shutdown find idle tasks
 //! (`registry.rs`).
 
+mod alloc;
 mod error;
 mod join;
 pub(crate) mod raw;

@@ -1,7 +1,7 @@
 //! One allocation per task: header, scheduler hook, future-or-output, join waker.
 //!
 //! ```text
-//! Cell<F, S> (repr C, one Box)
+//! Cell<F, S> (repr C, one block from `alloc.rs`)
 //!   Header     state word, vtable, injector link, registry key
 //!   S          the scheduler hook (where `schedule` sends a Notified)
 //!   Stage<F>   Running(F) | Finished(Result<F::Output, JoinError>) | Consumed
@@ -25,6 +25,7 @@ use super::registry::Key;
 use super::state::{Snapshot, State, ToIdle, ToRunning, Wake, COMPLETE, JOIN_INTEREST, JOIN_WAKER};
 use super::waker;
 use crate::loom::UnsafeCell;
+use std::alloc::Layout;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
@@ -114,7 +115,7 @@ impl RawTask {
         F::Output: Send + 'static,
         S: Schedule,
     {
-        let cell = Box::new(Cell {
+        let cell = Cell {
             header: Header {
                 state: State::new(),
                 vtable: vtable::<F, S>(),
@@ -124,8 +125,11 @@ impl RawTask {
             scheduler,
             stage: UnsafeCell::new(Stage::Running(future)),
             join_waker: UnsafeCell::new(None),
-        });
-        let ptr = NonNull::from(Box::leak(cell)).cast::<Header>();
+        };
+        let mem = super::alloc::alloc(Layout::new::<Cell<F, S>>()).cast::<Cell<F, S>>();
+        // SAFETY: `mem` is a fresh block with the layout of a Cell<F, S>.
+        unsafe { mem.as_ptr().write(cell) };
+        let ptr = mem.cast::<Header>();
         (Notified(RawTask(ptr)), RawTask(ptr))
     }
 
@@ -313,13 +317,15 @@ impl<F: Future, S: Schedule> Harness<F, S> {
 
     /// Replaces the stage; the caller owns it (module docs).
     fn set_stage(&self, stage: Stage<F>) {
-        // Dropping the old stage (a future or an output) may panic; the new
-        // stage is in place either way.
-        let old = self.cell().stage.with_mut(|p| {
-            // SAFETY: the caller owns the stage.
-            unsafe { std::ptr::replace(p, stage) }
+        self.cell().stage.with_mut(|p| {
+            // The old stage (a future or an output) is dropped in place, not
+            // moved out first; its destructor may panic, and the new stage
+            // is written either way (a half-dropped value is never dropped twice).
+            // SAFETY: the caller owns the stage; `p` is valid and initialised.
+            let _ = catch_unwind(AssertUnwindSafe(|| unsafe { std::ptr::drop_in_place(p) }));
+            // SAFETY: as above; the old value is gone, so this overwrites nothing live.
+            unsafe { std::ptr::write(p, stage) };
         });
-        let _ = catch_unwind(AssertUnwindSafe(move || drop(old)));
     }
 
     /// Drops the future (if still there) and stores `Cancelled`, or the panic
@@ -461,9 +467,14 @@ unsafe fn dealloc<F, S>(ptr: NonNull<Header>)
 where
     F: Future,
 {
-    // SAFETY: the last reference is gone; the cell came from a Box.
-    let cell = unsafe { Box::from_raw(ptr.cast::<Cell<F, S>>().as_ptr()) };
-    let _ = catch_unwind(AssertUnwindSafe(move || drop(cell)));
+    let cell = ptr.cast::<Cell<F, S>>();
+    // SAFETY: the last reference is gone: nobody else can reach the cell,
+    // which `allocate` initialised in a block of this layout.
+    let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
+        std::ptr::drop_in_place(cell.as_ptr())
+    }));
+    // SAFETY: the block came from `alloc::alloc` with this layout.
+    unsafe { super::alloc::dealloc(cell.cast(), Layout::new::<Cell<F, S>>()) };
 }
 
 unsafe fn drop_output<F, S>(ptr: NonNull<Header>)
