@@ -385,42 +385,48 @@ async fn select(n: u64, k: usize) -> u64 {
     }
     spindle::spawn(async move {
         let mut sum = 0u64;
-        // A closed channel's arm is ready at once (Err); it only marks it closed.
         let mut open = vec![true; k];
-        let mut note = |i: usize, r: Result<u64, chan::RecvError>| {
+        // As Go's nil channel: a closed channel's arm never completes again
+        // (else its always-ready `Err` would spin the loop).
+        let recv = |i: usize, open: bool| {
+            let rx = &rxs[i];
+            async move {
+                match open {
+                    true => rx.recv().await,
+                    false => std::future::pending().await,
+                }
+            }
+        };
+        fn note(sum: &mut u64, open: &mut [bool], i: usize, r: Result<u64, chan::RecvError>) {
             match r {
-                Ok(v) => sum += v,
+                Ok(v) => *sum += v,
                 Err(_) => open[i] = false,
             }
-            open.iter().any(|&o| o)
-        };
+        }
         match k {
             1 => {
-                let a = &rxs[0];
-                while let Ok(v) = a.recv().await {
-                    note(0, Ok(v));
+                while let Ok(v) = rxs[0].recv().await {
+                    sum += v;
                 }
             }
             2 => {
-                let (a, b) = (&rxs[0], &rxs[1]);
-                let mut more = true;
-                while more {
-                    more = spindle::select! {
-                        r = a.recv() => note(0, r),
-                        r = b.recv() => note(1, r),
-                    };
+                while open.iter().any(|&o| o) {
+                    let (o0, o1) = (open[0], open[1]);
+                    spindle::select! {
+                        r = recv(0, o0) => note(&mut sum, &mut open, 0, r),
+                        r = recv(1, o1) => note(&mut sum, &mut open, 1, r),
+                    }
                 }
             }
             4 => {
-                let (a, b, c, d) = (&rxs[0], &rxs[1], &rxs[2], &rxs[3]);
-                let mut more = true;
-                while more {
-                    more = spindle::select! {
-                        r = a.recv() => note(0, r),
-                        r = b.recv() => note(1, r),
-                        r = c.recv() => note(2, r),
-                        r = d.recv() => note(3, r),
-                    };
+                while open.iter().any(|&o| o) {
+                    let (o0, o1, o2, o3) = (open[0], open[1], open[2], open[3]);
+                    spindle::select! {
+                        r = recv(0, o0) => note(&mut sum, &mut open, 0, r),
+                        r = recv(1, o1) => note(&mut sum, &mut open, 1, r),
+                        r = recv(2, o2) => note(&mut sum, &mut open, 2, r),
+                        r = recv(3, o3) => note(&mut sum, &mut open, 3, r),
+                    }
                 }
             }
             k => panic!("no select row over {k} channels"),
