@@ -113,6 +113,15 @@ pub(crate) fn join<T>(mut h: JoinHandle<T>) -> Result<T, crate::JoinError> {
     }
 }
 
+/// Counts its drops into the shared counter.
+struct D(Arc<AtomicUsize>);
+
+impl Drop for D {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
 #[test]
 fn task_wake_while_running_is_not_lost() {
     loom::model(|| {
@@ -174,12 +183,6 @@ fn task_wake_racing_completion_is_a_no_op() {
 fn task_abort_racing_completion() {
     loom::model(|| {
         let drops = Arc::new(AtomicUsize::new(0));
-        struct D(Arc<AtomicUsize>);
-        impl Drop for D {
-            fn drop(&mut self) {
-                self.0.fetch_add(1, SeqCst);
-            }
-        }
         let sched = TestSched::default();
         let d = D(drops.clone());
         let (fut, _slot) = PendingOnce::new();
@@ -216,12 +219,6 @@ fn task_join_waker_registration_racing_completion() {
 fn task_handle_dropped_racing_completion_frees_the_output_once() {
     loom::model(|| {
         let drops = Arc::new(AtomicUsize::new(0));
-        struct D(Arc<AtomicUsize>);
-        impl Drop for D {
-            fn drop(&mut self) {
-                self.0.fetch_add(1, SeqCst);
-            }
-        }
         let sched = TestSched::default();
         let d = D(drops.clone());
         let (n, h) = sched.spawn(async move { d });

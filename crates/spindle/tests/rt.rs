@@ -167,13 +167,7 @@ rt_test! {
         .abort_on_drop();
         spindle::yield_now().await;
         drop(h);
-        for _ in 0..1000 {
-            if drops.drops() == 1 {
-                break;
-            }
-            spindle::yield_now().await;
-            std::thread::sleep(Duration::from_micros(50));
-        }
+        common::until(|| drops.drops() == 1).await;
         assert_eq!(drops.drops(), 1);
     }
 }
@@ -346,13 +340,7 @@ rt_test! {
         let winner = spindle::spawn(async { 2 }).abort_on_drop();
         let (i, v) = spindle::race(vec![loser, winner]).await.unwrap();
         assert_eq!((i, v.unwrap()), (1, 2));
-        for _ in 0..1000 {
-            if drops.drops() == 1 {
-                break;
-            }
-            spindle::yield_now().await;
-            std::thread::sleep(Duration::from_micros(50));
-        }
+        common::until(|| drops.drops() == 1).await;
         assert_eq!(drops.drops(), 1);
     }
 }

@@ -209,6 +209,19 @@ where
 }
 
 impl WorkerCtx {
+    fn new(external: Arc<Spawner>, index: usize) -> WorkerCtx {
+        let spawner = Arc::new(Spawner {
+            shared: external.shared.clone(),
+            index,
+        });
+        WorkerCtx {
+            spawner,
+            external,
+            index,
+            core: RefCell::new(None),
+        }
+    }
+
     pub(crate) fn handle(&self) -> Handle {
         Handle {
             inner: HandleInner::Multi(self.external.clone()),
@@ -456,16 +469,7 @@ impl Spawner {
 
 /// A worker thread's body.
 pub(crate) fn run_worker(external: Arc<Spawner>, index: usize, core: Box<Core>) {
-    let spawner = Arc::new(Spawner {
-        shared: external.shared.clone(),
-        index,
-    });
-    let ctx = WorkerCtx {
-        spawner,
-        external,
-        index,
-        core: RefCell::new(None),
-    };
+    let ctx = WorkerCtx::new(external, index);
     let _guard = CoreGuard::enter(CoreRef::Multi(&ctx));
     let mut core = ctx.run(core);
     // Shutdown: cancel what is left here. Cancelling runs destructors that
@@ -491,16 +495,7 @@ mod loom_model {
         ran: Arc<AtomicUsize>,
         want: usize,
     ) {
-        let spawner = Arc::new(Spawner {
-            shared: external.shared.clone(),
-            index,
-        });
-        let ctx = WorkerCtx {
-            spawner,
-            external,
-            index,
-            core: RefCell::new(None),
-        };
+        let ctx = WorkerCtx::new(external, index);
         let _g = CoreGuard::enter(CoreRef::Multi(&ctx));
         let mut core = core;
         while ran.load(SeqCst) < want && !ctx.shared().is_shutdown() {

@@ -354,6 +354,24 @@ mod loom_model {
         t.addr()
     }
 
+    /// Steals once into a fresh ring and takes everything it got.
+    fn steal_everything(stealer: &Stealer) -> Vec<usize> {
+        let (mut mine, _s) = super::local();
+        match stealer.steal_into(&mut mine) {
+            Ok((t, _)) => {
+                let mut got = vec![id(&t)];
+                got.extend(drain(&mut mine));
+                got
+            }
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Pops every task of `q` (dropping each, which cancels it).
+    fn drain(q: &mut Local) -> Vec<usize> {
+        std::iter::from_fn(|| q.pop()).map(|t| id(&t)).collect()
+    }
+
     /// Every task comes out exactly once, whoever takes it.
     fn check(all: &[usize], seen: Vec<usize>) {
         let set: HashSet<usize> = seen.iter().copied().collect();
@@ -375,24 +393,8 @@ mod loom_model {
             for t in ts {
                 local.push_back(t, &sink);
             }
-            let thief = thread::spawn(move || {
-                let (mut mine, _s) = super::local();
-                let mut got = Vec::new();
-                if let Ok((t, _)) = stealer.steal_into(&mut mine) {
-                    got.push(id(&t));
-                    drop(t);
-                    while let Some(t) = mine.pop() {
-                        got.push(id(&t));
-                        drop(t);
-                    }
-                }
-                got
-            });
-            let mut seen = Vec::new();
-            while let Some(t) = local.pop() {
-                seen.push(id(&t));
-                drop(t);
-            }
+            let thief = thread::spawn(move || steal_everything(&stealer));
+            let mut seen = drain(&mut local);
             seen.extend(thief.join().unwrap());
             check(&all, seen);
         });
@@ -409,27 +411,11 @@ mod loom_model {
             for t in ts.by_ref().take(2) {
                 local.push_back(t, &sink);
             }
-            let thief = thread::spawn(move || {
-                let (mut mine, _s) = super::local();
-                let mut got = Vec::new();
-                if let Ok((t, _)) = stealer.steal_into(&mut mine) {
-                    got.push(id(&t));
-                    drop(t);
-                    while let Some(t) = mine.pop() {
-                        got.push(id(&t));
-                        drop(t);
-                    }
-                }
-                got
-            });
+            let thief = thread::spawn(move || steal_everything(&stealer));
             for t in ts {
                 local.push_back(t, &sink); // fills the ring, then overflows
             }
-            let mut seen = Vec::new();
-            while let Some(t) = local.pop() {
-                seen.push(id(&t));
-                drop(t);
-            }
+            let mut seen = drain(&mut local);
             seen.extend(thief.join().unwrap());
             for t in lock(&sink.0).drain(..) {
                 seen.push(id(&t));

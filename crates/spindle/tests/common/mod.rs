@@ -146,3 +146,15 @@ pub fn scaled(n: usize) -> usize {
         n
     }
 }
+
+/// Yields (and naps briefly) until `cond` holds or about 50 ms pass; the
+/// caller then asserts `cond`, so a condition never met still fails.
+pub async fn until(cond: impl Fn() -> bool) {
+    for _ in 0..1000 {
+        if cond() {
+            return;
+        }
+        spindle::yield_now().await;
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
+}
