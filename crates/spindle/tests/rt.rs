@@ -51,6 +51,33 @@ rt_test! {
 }
 
 rt_test! {
+    fn awaiting_a_just_spawned_task_runs_it_inline() {
+        // The child sits in this worker's LIFO slot (or the back of the
+        // current-thread queue), so the await runs it at once: the parent
+        // finishes in its first poll.
+        let (parent, polls) = counted(async { spindle::spawn(async { 5 }).await.unwrap() });
+        assert_eq!(spindle::spawn(parent).await.unwrap(), 5);
+        assert_eq!(polls.load(SeqCst), 1);
+    }
+}
+
+rt_test! {
+    fn long_chains_of_spawn_and_await_do_not_grow_the_stack_without_bound() {
+        fn chain(n: u32) -> spindle::JoinHandle<u32> {
+            spindle::spawn(async move {
+                if n == 0 {
+                    0
+                } else {
+                    chain(n - 1).await.unwrap() + 1
+                }
+            })
+        }
+        let n = if cfg!(miri) { 50 } else { 20_000 };
+        assert_eq!(chain(n).await.unwrap(), n);
+    }
+}
+
+rt_test! {
     fn wake_from_another_thread() {
         let gate = Gate::new();
         let g2 = gate.clone();

@@ -47,6 +47,8 @@ pub(crate) struct Core {
 pub(crate) struct DriverCtx {
     shared: Arc<Shared>,
     core: RefCell<Option<Box<Core>>>,
+    /// Nesting of inline runs (`run_inline_if_next`).
+    inline_depth: std::cell::Cell<u32>,
 }
 
 impl Shared {
@@ -166,6 +168,30 @@ impl DriverCtx {
         spawn(&self.shared, future)
     }
 
+    /// See `sched::run_inline_if_next`: the back of the queue is what this
+    /// thread scheduled last (nobody else pops this queue).
+    pub(crate) fn run_inline_if_next(&self, task: RawTask) {
+        let depth = self.inline_depth.get();
+        if depth >= super::MAX_INLINE_DEPTH {
+            return;
+        }
+        let next = match self.core.try_borrow_mut() {
+            Ok(mut core) => match core.as_mut() {
+                Some(core) if core.queue.back().is_some_and(|n| n.is(task)) => {
+                    core.queue.pop_back()
+                }
+                _ => None,
+            },
+            Err(_) => None,
+        };
+        if let Some(next) = next {
+            bump(&self.shared.counters.polls, 1);
+            self.inline_depth.set(depth + 1);
+            next.run();
+            self.inline_depth.set(depth);
+        }
+    }
+
     /// Runs up to `EVENT_INTERVAL` tasks; returns how many ran.
     fn run_batch(&self) -> u32 {
         let shared = &self.shared;
@@ -230,6 +256,7 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
     let ctx = DriverCtx {
         shared: shared.clone(),
         core: RefCell::new(Some(core)),
+        inline_depth: Default::default(),
     };
     // Give the core back however we leave (a panic in the future included).
     struct Release<'a>(&'a DriverCtx);

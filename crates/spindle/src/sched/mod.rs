@@ -182,6 +182,23 @@ where
     }
 }
 
+/// Inline runs nest (an inlined task awaiting another just-spawned task);
+/// past this depth the await suspends as usual, bounding stack use.
+pub(crate) const MAX_INLINE_DEPTH: u32 = 8;
+
+/// If `task` is the next task this thread's core would run (its LIFO slot on
+/// a worker, the back of the queue on the current-thread driver), take its
+/// `Notified` and run it now (`JoinHandle::poll`).
+pub(crate) fn run_inline_if_next(task: crate::task::RawTask) {
+    match current_core() {
+        // SAFETY: CORE points to a live context (set by its guard).
+        CoreRef::Multi(w) => unsafe { &*w }.run_inline_if_next(task),
+        // SAFETY: as above.
+        CoreRef::Current(d) => unsafe { &*d }.run_inline_if_next(task),
+        CoreRef::None => {}
+    }
+}
+
 /// Panics if this thread runs a scheduler core or is inside `block_on`:
 /// blocking it would stall every task queued behind it.
 pub(crate) fn assert_not_in_runtime(what: &str) {

@@ -70,6 +70,8 @@ pub(crate) struct WorkerCtx {
     index: usize,
     /// The core, while a task runs (taken out by the run loop otherwise).
     core: RefCell<Option<Box<Core>>>,
+    /// Nesting of inline runs (`run_inline_if_next`).
+    inline_depth: std::cell::Cell<u32>,
 }
 
 pub(crate) struct Core {
@@ -219,6 +221,31 @@ impl WorkerCtx {
             external,
             index,
             core: RefCell::new(None),
+            inline_depth: Default::default(),
+        }
+    }
+
+    /// See `sched::run_inline_if_next`: only the LIFO slot is checked, which
+    /// no other worker can take from, so holding its `Notified` is holding
+    /// the one permission to run the task.
+    pub(crate) fn run_inline_if_next(&self, task: RawTask) {
+        let depth = self.inline_depth.get();
+        if depth >= super::MAX_INLINE_DEPTH {
+            return;
+        }
+        let next = match self.core.try_borrow_mut() {
+            Ok(mut core) => match core.as_mut() {
+                Some(core) if core.lifo.as_ref().is_some_and(|n| n.is(task)) => core.lifo.take(),
+                _ => None,
+            },
+            Err(_) => None,
+        };
+        if let Some(next) = next {
+            bump(&self.counters().polls, 1);
+            bump(&self.counters().lifo_hits, 1);
+            self.inline_depth.set(depth + 1);
+            next.run();
+            self.inline_depth.set(depth);
         }
     }
 

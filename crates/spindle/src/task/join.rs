@@ -1,5 +1,10 @@
 //! `JoinHandle<T>`: await a task's output; `abort` it; ask if it finished.
 //!
+//! Awaiting a handle whose task has not started and sits in the awaiting
+//! worker's LIFO slot (it was just spawned or woken there) runs that task
+//! right away, inside the await, instead of suspending the caller first; the
+//! result is the same, one suspension and queue round trip cheaper.
+//!
 //! **Dropping a `JoinHandle` detaches the task** (as in Tokio and
 //! `std::thread`): it runs on to completion and its output is dropped. Use
 //! [`JoinHandle::abort`] to cancel, [`JoinHandle::abort_on_drop`] to tie the
@@ -65,6 +70,12 @@ impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if !self.is_finished() {
+            // Awaiting a task that this worker would run next anyway (spawn,
+            // then await): run it here and now, saving a suspension of the
+            // caller and a trip through the queue.
+            crate::sched::run_inline_if_next(self.raw);
+        }
         let mut out: Poll<Result<T, JoinError>> = Poll::Pending;
         // SAFETY: `out` has the task's output type `T` (this handle was made
         // for a task whose future outputs `T`).

@@ -223,6 +223,11 @@ impl RawTask {
 }
 
 impl Notified {
+    /// Whether this is `task`'s Notified.
+    pub(crate) fn is(&self, task: RawTask) -> bool {
+        self.0 == task
+    }
+
     /// The task's address, for identity checks in models.
     #[cfg(all(test, loom))]
     pub(crate) fn addr(&self) -> usize {
