@@ -77,18 +77,18 @@ fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)
                     cfg.current_thread = false;
                 }
             }
-            "flavor" => {
-                match value.to_string().as_str() {
-                    "\"multi_thread\"" => cfg.current_thread = false,
-                    "\"current_thread\"" => cfg.current_thread = true,
-                    other => return Err((
+            "flavor" => match value.to_string().as_str() {
+                "\"multi_thread\"" => cfg.current_thread = false,
+                "\"current_thread\"" => cfg.current_thread = true,
+                other => {
+                    return Err((
                         value.span(),
                         format!(
                             "unknown flavor {other}: use \"multi_thread\" or \"current_thread\""
                         ),
-                    )),
+                    ))
                 }
-            }
+            },
             other => {
                 return Err((
                     key.span(),

@@ -65,11 +65,9 @@ macro_rules! project_tuple {
         impl<'a, $($t: 'a),+> Project<'a> for Pin<&'a mut ($($t,)+)> {
             type Fields = ($(Pin<&'a mut $t>,)+);
             fn project(self) -> Self::Fields {
-                // SAFETY: structural pinning of tuple fields: the tuple is
-                // pinned, so its fields never move again; tuples have no
-                // `Drop` of their own that could move a field, are `Unpin`
-                // only if every field is, and we hand out only pinned
-                // references to the fields.
+                // Structural pinning: tuples have no `Drop` that could move a
+                // field, and only pinned references to the fields are handed out.
+                // SAFETY: the tuple is pinned, so its fields never move again.
                 unsafe {
                     let t = self.get_unchecked_mut();
                     ($(Pin::new_unchecked(&mut t.$i),)+)

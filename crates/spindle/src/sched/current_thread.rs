@@ -96,18 +96,7 @@ impl Shared {
                 drop(t); // cancels it
             }
         }
-        loop {
-            let idle = self.registry.close();
-            let queued = self.inject.close();
-            if idle.is_empty() && queued.is_empty() {
-                break;
-            }
-            for t in idle {
-                t.shutdown();
-                t.drop_ref();
-            }
-            drop(queued);
-        }
+        super::cancel_remaining(&self.registry, &self.inject);
     }
 }
 

@@ -182,6 +182,28 @@ where
     }
 }
 
+/// Shutdown's last step, once no worker runs: closes the registry and the
+/// injector and cancels what they held. Cancelling runs destructors that may
+/// wake other tasks; those land in the closed injector and are cancelled on
+/// the spot, so one more round finds both empty.
+pub(crate) fn cancel_remaining(
+    registry: &crate::task::registry::Registry,
+    inject: &inject::Inject,
+) {
+    loop {
+        let idle = registry.close();
+        let queued = inject.close();
+        if idle.is_empty() && queued.is_empty() {
+            break;
+        }
+        for t in idle {
+            t.shutdown(); // cancels it in place unless it sits in a queue
+            t.drop_ref(); // the registry's reference
+        }
+        drop(queued); // dropping a Notified cancels its task
+    }
+}
+
 /// Inline runs nest (an inlined task awaiting another just-spawned task);
 /// past this depth the await suspends as usual, bounding stack use.
 pub(crate) const MAX_INLINE_DEPTH: u32 = 8;

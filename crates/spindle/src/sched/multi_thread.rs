@@ -137,18 +137,7 @@ impl Shared {
     /// Cancels every task still alive: registered (idle) ones and queued ones.
     /// Call after the workers have stopped.
     pub(crate) fn cancel_all(&self) {
-        loop {
-            let idle = self.registry.close();
-            let queued = self.inject.close();
-            if idle.is_empty() && queued.is_empty() {
-                break;
-            }
-            for t in idle {
-                t.shutdown();
-                t.drop_ref(); // the registry's reference
-            }
-            drop(queued); // dropping a Notified cancels it
-        }
+        super::cancel_remaining(&self.registry, &self.inject);
     }
 }
 

@@ -382,9 +382,9 @@ impl<F: Future, S: Schedule> Harness<F, S> {
     fn poll_future(&self, cx: &mut Context<'_>) -> Poll<()> {
         let res = catch_unwind(AssertUnwindSafe(|| {
             self.cell().stage.with_mut(|p| {
-                // SAFETY: the poller owns the stage; the future lives in the
-                // heap cell and is never moved until dropped in place.
+                // SAFETY: the poller owns the stage.
                 match unsafe { &mut *p } {
+                    // SAFETY: the future stays in the heap cell until dropped in place.
                     Stage::Running(f) => unsafe { Pin::new_unchecked(f) }.poll(cx),
                     _ => unreachable!("polled a task that is not running"),
                 }

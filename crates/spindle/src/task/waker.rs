@@ -33,8 +33,7 @@ unsafe fn drop_waker(ptr: *const ()) {
 /// `ManuallyDrop` and never dropped (clones of it are ordinary wakers).
 pub(crate) fn borrowed(task: RawTask) -> Waker {
     let ptr = task.header_ptr().as_ptr() as *const ();
-    // SAFETY: the vtable upholds the RawWaker contract: clone/drop manage
-    // references, wake consumes one, and the pointer stays valid while any
-    // reference exists.
+    // The vtable keeps the RawWaker contract: clone/drop manage references.
+    // SAFETY: wake consumes one reference; the pointer is valid while any exists.
     unsafe { Waker::from_raw(RawWaker::new(ptr, &VTABLE)) }
 }

@@ -95,9 +95,8 @@ impl<T> Channel<T> {
                     .compare_exchange_weak(tail, tail + 2, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok()
                 {
-                    // SAFETY: the CAS made us the only claimant of position
-                    // `pos`, and the stamp says the slot is empty and its
-                    // previous reader is done (Acquire above).
+                    // The CAS made us the only claimant of position `pos`.
+                    // SAFETY: the stamp says the slot is empty, its last reader done (Acquire above).
                     slot.msg.with_mut(|p| unsafe { (*p).write(v) });
                     // Release: pairs with the receiver's Acquire stamp load.
                     slot.stamp.store(2 * pos + 1, Ordering::Release);

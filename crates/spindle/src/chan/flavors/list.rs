@@ -116,9 +116,8 @@ impl<T> Channel<T> {
     fn push_locked(&self, t: &mut End<T>, v: T) {
         if t.index == BLOCK_CAP {
             let nb = Block::<T>::alloc();
-            // SAFETY: `t.block` is the live tail block; only the holder of
-            // the tail lock writes its `next`, and receivers do not free it
-            // before `next` is set.
+            // Only the tail lock's holder writes `next`; receivers free a block only after it is set.
+            // SAFETY: `t.block` is the live tail block (see above).
             let old = unsafe { &*t.block };
             t.block = nb;
             t.index = 0;

@@ -81,10 +81,9 @@ impl<T> Drop for Ring<T> {
         let head = self.head.load(Ordering::Relaxed);
         let tail = self.tail.load(Ordering::Relaxed);
         for pos in head..tail {
-            // SAFETY: slots head..tail hold initialised values; with
-            // `&mut self` nobody else touches them; each dropped once.
-            self.slot(pos)
-                .with_mut(|p| unsafe { (*p).assume_init_drop() });
+            let slot = self.slot(pos);
+            // SAFETY: head..tail are initialised; `&mut self` excludes others; each dropped once.
+            slot.with_mut(|p| unsafe { (*p).assume_init_drop() });
         }
     }
 }
@@ -164,11 +163,9 @@ impl<T> Producer<T> {
         if self.free() == 0 {
             return Err(TrySendError::Full(value));
         }
-        // SAFETY: the slot at `tail` is free (free() > 0, Acquire on head),
-        // and only the producer writes slots.
-        self.ring
-            .slot(self.tail)
-            .with_mut(|p| unsafe { (*p).write(value) });
+        let slot = self.ring.slot(self.tail);
+        // SAFETY: slot `tail` is free (free() > 0, Acquire on head); only the producer writes slots.
+        slot.with_mut(|p| unsafe { (*p).write(value) });
         self.publish(self.tail + 1);
         Ok(())
     }
@@ -399,12 +396,9 @@ impl<T> Consumer<T> {
                 TryRecvError::Empty
             });
         }
-        // SAFETY: the slot at `head` is initialised (ready() > 0, Acquire on
-        // tail) and only the consumer reads slots.
-        let v = self
-            .ring
-            .slot(self.head)
-            .with(|p| unsafe { (*p).assume_init_read() });
+        let slot = self.ring.slot(self.head);
+        // SAFETY: slot `head` is initialised (ready() > 0, Acquire on tail); only the consumer reads.
+        let v = slot.with(|p| unsafe { (*p).assume_init_read() });
         self.release_to(self.head + 1);
         Ok(v)
     }
@@ -499,9 +493,8 @@ pub struct ReadSlice<'a, T> {
 impl<T> std::ops::Deref for ReadSlice<'_, T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
-        // SAFETY: slots start..start+len are initialised (published by the
-        // producer, Acquire on tail) and not freed while we borrow the
-        // consumer.
+        // Slots start..start+len were published by the producer (Acquire on tail).
+        // SAFETY: they are initialised and stay so while we borrow the consumer.
         unsafe {
             std::slice::from_raw_parts(self.c.ring.base().add(self.start).cast::<T>(), self.len)
         }
