@@ -1,7 +1,6 @@
-//! Rough throughput numbers (not a benchmark suite; that is spindle-bench):
-//! `cargo test -p spindle --release --test chan_throughput -- --ignored --nocapture`
-
-mod chan_common;
+//! Rough channel throughput between OS threads, every sum checked (the
+//! benchmark suite with its statistics is spindle-bench):
+//! `cargo run -p spindle --release --example chan_probe`
 
 use spindle::chan::{self, Receiver, Sender};
 use std::thread;
@@ -47,9 +46,7 @@ fn mpmc(name: &str, tx: Sender<u64>, rx: Receiver<u64>, p: u64, c: usize, n: u64
     );
 }
 
-#[test]
-#[ignore]
-fn throughput() {
+fn main() {
     let n = 1_000_000;
     let (t, r) = chan::bounded(1024);
     mpmc("bounded(1024) 1p1c", t, r, 1, 1, n);
