@@ -147,13 +147,12 @@ pub fn scaled(n: usize) -> usize {
     }
 }
 
-/// Yields (and naps briefly) until `cond` holds or about 50 ms pass; the
-/// caller then asserts `cond`, so a condition never met still fails.
+/// Yields (and naps briefly) until `cond` holds or 5 s pass; the caller then
+/// asserts `cond`, so a condition never met still fails (slowly), while a
+/// loaded machine gets time.
 pub async fn until(cond: impl Fn() -> bool) {
-    for _ in 0..1000 {
-        if cond() {
-            return;
-        }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !cond() && std::time::Instant::now() < deadline {
         spindle::yield_now().await;
         std::thread::sleep(std::time::Duration::from_micros(50));
     }
