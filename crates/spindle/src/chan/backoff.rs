@@ -7,6 +7,9 @@
 
 use crate::loom::{spin_loop, yield_now};
 
+/// Steps of spinning (1, 2, 4, … 64 pauses) before a caller should park.
+const DONE: u32 = 7;
+
 pub(crate) struct Backoff {
     step: u32,
 }
@@ -16,9 +19,21 @@ impl Backoff {
         Backoff { step: 0 }
     }
 
+    /// For a channel poll finding nothing to do: on a spindle scheduler
+    /// thread it does not spin at all (`is_done` at once), because the peer
+    /// it would wait for may be queued behind this very task on the same
+    /// worker, and each pause there is time nobody uses; plain threads and
+    /// other executors spin as with `new`.
+    pub(crate) fn for_poll() -> Self {
+        let on_worker = crate::sched::on_scheduler_thread();
+        Backoff {
+            step: if on_worker { DONE } else { 0 },
+        }
+    }
+
     /// Waits a little, more each time; yields the thread after a while.
     pub(crate) fn snooze(&mut self) {
-        if cfg!(loom) || self.step > 6 {
+        if cfg!(loom) || self.step >= DONE {
             yield_now();
         } else {
             for _ in 0..(1u32 << self.step) {
@@ -30,6 +45,6 @@ impl Backoff {
 
     /// Whether the caller has spun long enough to prefer parking.
     pub(crate) fn is_done(&self) -> bool {
-        cfg!(loom) || self.step > 6
+        cfg!(loom) || self.step >= DONE
     }
 }

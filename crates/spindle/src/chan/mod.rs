@@ -319,7 +319,7 @@ impl<T> Chan<T> {
         key: &mut Option<usize>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<T, RecvError>> {
-        let mut backoff = Backoff::new();
+        let mut backoff = Backoff::for_poll();
         loop {
             match self.try_recv() {
                 Ok(v) => {
@@ -416,7 +416,7 @@ impl<T> Chan<T> {
                 },
             };
         }
-        let mut backoff = Backoff::new();
+        let mut backoff = Backoff::for_poll();
         let mut registered = false;
         loop {
             let v = value.take().expect("send polled after completion");

@@ -204,6 +204,12 @@ pub(crate) fn cancel_remaining(
     }
 }
 
+/// Whether this thread is running a spindle scheduler core right now (a
+/// worker, or a current-thread driver inside `block_on`).
+pub(crate) fn on_scheduler_thread() -> bool {
+    !matches!(current_core(), CoreRef::None)
+}
+
 /// Inline runs nest (an inlined task awaiting another just-spawned task);
 /// past this depth the await suspends as usual, bounding stack use.
 pub(crate) const MAX_INLINE_DEPTH: u32 = 8;
