@@ -132,15 +132,19 @@ project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 1
 #[macro_export]
 macro_rules! select {
     (biased; $($t:tt)*) => {
-        $crate::__select_parse!(@(true) @[] @[]
-            @avail[(0 _0) (1 _1) (2 _2) (3 _3) (4 _4) (5 _5) (6 _6) (7 _7)
-                   (8 _8) (9 _9) (10 _10) (11 _11) (12 _12) (13 _13) (14 _14) (15 _15)
-                   (16 _16) (17 _17) (18 _18) (19 _19) (20 _20) (21 _21) (22 _22) (23 _23)
-                   (24 _24) (25 _25) (26 _26) (27 _27) (28 _28) (29 _29) (30 _30) (31 _31)]
-            $($t)*)
+        $crate::__select_start!((true) $($t)*)
     };
     ($($t:tt)*) => {
-        $crate::__select_parse!(@(false) @[] @[]
+        $crate::__select_start!((false) $($t)*)
+    };
+}
+
+/// Starts the arm parser with the names available for up to 32 arms.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __select_start {
+    (($bi:tt) $($t:tt)*) => {
+        $crate::__select_parse!(@($bi) @[] @[]
             @avail[(0 _0) (1 _1) (2 _2) (3 _3) (4 _4) (5 _5) (6 _6) (7 _7)
                    (8 _8) (9 _9) (10 _10) (11 _11) (12 _12) (13 _13) (14 _14) (15 _15)
                    (16 _16) (17 _17) (18 _18) (19 _19) (20 _20) (21 _21) (22 _22) (23 _23)
