@@ -10,9 +10,11 @@
 //! have yet: the row says so instead of faking it.
 
 use spindle::chan;
+
+mod fizzbuzz;
 use spindle::{JoinHandle, Runtime};
 use spindle_peer_common::catalogue::{
-    chain_share, fizzbuzz_batch, payload_bytes, pipeline_shape, select_arity, ASYNC_COMPUTE_STEPS,
+    chain_share, payload_bytes, pipeline_shape, select_arity, ASYNC_COMPUTE_STEPS,
     ASYNC_COMPUTE_YIELD_AT, BLOCK_ALL_BATCH, CHAN_CAPACITY, FANOUT_CAPACITY, FANOUT_WORKERS,
     FIB_PAR_CUTOFF, NURSERY_BATCH, SKYNET_FANOUT,
 };
@@ -437,70 +439,9 @@ async fn select(n: u64, k: usize) -> u64 {
     .unwrap()
 }
 
-/// fizzbuzz_pipeline(_zc): generator → worker → logger tasks, messages in
-/// batches of half a channel over links of two batches, buffers recycled on
-/// return channels so the hot path allocates nothing (the same shape as the
-/// Tokio peer; spindle's actor layer will bring its own row).
+/// fizzbuzz_pipeline(_zc) on spindle-actor (`fizzbuzz.rs`).
 async fn fizzbuzz(n: u64, zero_copy: bool) -> FizzCounts {
-    const LINK: usize = 2;
-    const POOL: usize = 4;
-    let batch = fizzbuzz_batch(n);
-    let (free_tx, free_rx) = chan::bounded::<Vec<u64>>(POOL);
-    let (class_free_tx, class_free_rx) = chan::bounded::<Vec<u8>>(POOL);
-    for _ in 0..POOL {
-        free_tx.send(Vec::with_capacity(batch)).await.unwrap();
-        if !zero_copy {
-            class_free_tx.send(Vec::with_capacity(batch)).await.unwrap();
-        }
-    }
-    let (values_tx, values_rx) = chan::bounded::<Vec<u64>>(LINK);
-    drop(spindle::spawn(async move {
-        let mut next = 1;
-        while next <= n {
-            let mut buf = free_rx.recv().await.unwrap();
-            next = kernels::fill_batch(&mut buf, next, batch, n);
-            values_tx.send(buf).await.unwrap();
-        }
-    }));
-    if zero_copy {
-        let (out_tx, out_rx) = chan::bounded::<Vec<u64>>(LINK);
-        drop(spindle::spawn(async move {
-            while let Ok(mut buf) = values_rx.recv().await {
-                kernels::classify_in_place(&mut buf);
-                out_tx.send(buf).await.unwrap();
-            }
-        }));
-        spindle::spawn(async move {
-            let mut counts = FizzCounts::default();
-            while let Ok(buf) = out_rx.recv().await {
-                counts.add_all(&buf);
-                let _ = free_tx.send(buf).await; // the generator may be done
-            }
-            counts
-        })
-        .await
-        .unwrap()
-    } else {
-        let (out_tx, out_rx) = chan::bounded::<Vec<u8>>(LINK);
-        drop(spindle::spawn(async move {
-            while let Ok(values) = values_rx.recv().await {
-                let mut classes = class_free_rx.recv().await.unwrap();
-                kernels::classify_into(&values, &mut classes);
-                let _ = free_tx.send(values).await;
-                out_tx.send(classes).await.unwrap();
-            }
-        }));
-        spindle::spawn(async move {
-            let mut counts = FizzCounts::default();
-            while let Ok(classes) = out_rx.recv().await {
-                counts.add_all(&classes);
-                let _ = class_free_tx.send(classes).await;
-            }
-            counts
-        })
-        .await
-        .unwrap()
-    }
+    fizzbuzz::run(n, zero_copy).await
 }
 
 /// fork_inline (current-thread runtime): spawn a child returning i, await it

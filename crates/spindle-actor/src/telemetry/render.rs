@@ -1,0 +1,516 @@
+//! The three machine-readable views of a [`Snapshot`]: JSON for the live
+//! page (`/api/graph.json`), Graphviz DOT (`/graph.dot`) and Prometheus
+//! text format 0.0.4 (`/metrics`).
+//!
+//! # Invariants
+//! - Every string from the graph (names, failure messages) is escaped for
+//!   its format: JSON string escapes, DOT quoted-string escapes, Prometheus
+//!   label-value escapes (`\\`, `\"`, `\n`). Names are user input.
+//! - Non-finite numbers never reach the output (JSON has no NaN).
+//! - Each Prometheus metric family has one `# HELP` and one `# TYPE` line,
+//!   followed by all its samples; counters end in `_total`.
+
+use std::fmt::Write;
+
+use super::sampler::Snapshot;
+
+fn num(x: f64) -> String {
+    if x.is_finite() {
+        let r = (x * 1000.0).round() / 1000.0;
+        format!("{r}")
+    } else {
+        "0".to_string()
+    }
+}
+
+/// A JSON string literal.
+pub(crate) fn json_str(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            '\t' => o.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{2028}' || c == '\u{2029}' => {
+                let _ = write!(o, "\\u{:04x}", c as u32);
+            }
+            // Keep the payload inert if someone pastes it into HTML.
+            '<' => o.push_str("\\u003c"),
+            '>' => o.push_str("\\u003e"),
+            '&' => o.push_str("\\u0026"),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn opt_str(s: &Option<String>) -> String {
+    s.as_deref().map_or("null".to_string(), json_str)
+}
+
+/// `/api/graph.json`.
+pub(crate) fn json(s: &Snapshot) -> String {
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        "{{\"graph\":{},\"uptime_s\":{},\"window_s\":{},\"stopping\":{},\"live_actors\":{},\"actors\":[",
+        json_str(&s.graph),
+        num(s.uptime.as_secs_f64()),
+        num(s.window.as_secs_f64()),
+        s.stopping,
+        s.live
+    );
+    for (i, a) in s.actors.iter().enumerate() {
+        if i > 0 {
+            o.push(',');
+        }
+        let _ = write!(
+            o,
+            "{{\"name\":{},\"mode\":{},\"status\":{},\"restarts\":{},\"polls\":{},\"busy_pct\":{},\"busy_s\":{},\"last_failure\":{}}}",
+            json_str(&a.name),
+            json_str(&a.mode),
+            json_str(a.status),
+            a.restarts,
+            a.polls,
+            num(a.busy_pct),
+            num(a.busy_seconds),
+            opt_str(&a.last_failure)
+        );
+    }
+    o.push_str("],\"channels\":[");
+    for (i, c) in s.channels.iter().enumerate() {
+        if i > 0 {
+            o.push(',');
+        }
+        let _ = write!(
+            o,
+            "{{\"name\":{},\"from\":{},\"to\":{},\"capacity\":{},\"batch\":{},\"sent\":{},\"taken\":{},\"dead_letters\":{},\"closed\":{},\"rate\":{},\"rate_window\":{},\"fill_pct\":{{\"p50\":{},\"p80\":{},\"p99\":{}}}}}",
+            json_str(&c.name),
+            json_str(&c.from),
+            json_str(&c.to),
+            c.capacity,
+            c.batch,
+            c.sent,
+            c.taken,
+            c.dead_letters,
+            c.closed,
+            num(c.rate),
+            num(c.rate_window),
+            num(c.fill_pct[0]),
+            num(c.fill_pct[1]),
+            num(c.fill_pct[2])
+        );
+    }
+    let rt = &s.runtime;
+    let _ = write!(
+        o,
+        "],\"runtime\":{{\"flavor\":{},\"workers\":{},\"polls\":{},\"spawns\":{},\"steals\":{},\"parks\":{},\"injector_depth\":{},\"registered_tasks\":{},\"sleeping_workers\":{}}}}}",
+        json_str(rt.flavor),
+        rt.workers.len(),
+        rt.total(|w| w.polls),
+        rt.total(|w| w.spawns),
+        rt.total(|w| w.steals),
+        rt.total(|w| w.parks),
+        rt.injector_depth,
+        rt.registered_tasks,
+        rt.sleeping_workers
+    );
+    o
+}
+
+fn dot_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            c if c.is_control() => o.push(' '),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// A rate with an SI suffix: `64.2M`.
+pub(crate) fn si(x: f64) -> String {
+    let (v, u) = if x >= 1e9 {
+        (x / 1e9, "G")
+    } else if x >= 1e6 {
+        (x / 1e6, "M")
+    } else if x >= 1e3 {
+        (x / 1e3, "K")
+    } else {
+        (x, "")
+    };
+    format!("{v:.1}{u}")
+}
+
+/// `/graph.dot`: nodes with busy share and restarts, edges with rate, fill
+/// percentile and totals (the seed's telemetry picture).
+pub(crate) fn dot(s: &Snapshot) -> String {
+    let mut o = String::from("digraph G {\n  rankdir=LR;\n  node [shape=box, style=rounded];\n");
+    for a in &s.actors {
+        let label = format!(
+            "{}\nbusy {:.0}%  restarts {}\n{}",
+            a.name, a.busy_pct, a.restarts, a.status
+        );
+        let color = if a.status == "failed" {
+            "red"
+        } else if a.busy_pct >= 80.0 {
+            "orange"
+        } else {
+            "black"
+        };
+        let _ = writeln!(
+            o,
+            "  {} [label={}, color={color}];",
+            dot_str(&a.name),
+            dot_str(&label)
+        );
+    }
+    for c in &s.channels {
+        let label = format!(
+            "{}\nWindow {:.1} secs\nAvg rate: {} per/sec\nfilled 80%ile {:.0} %\nCapacity: {} Total: {}",
+            c.name,
+            s.window.as_secs_f64(),
+            si(c.rate_window),
+            c.fill_pct[1],
+            c.capacity,
+            c.sent
+        );
+        let color = if c.fill_pct[1] >= 90.0 {
+            "red"
+        } else if c.fill_pct[1] >= 50.0 {
+            "orange"
+        } else {
+            "grey"
+        };
+        let _ = writeln!(
+            o,
+            "  {} -> {} [label={}, color={color}, penwidth=1];",
+            dot_str(&c.from),
+            dot_str(&c.to),
+            dot_str(&label)
+        );
+    }
+    o.push_str("}\n");
+    o
+}
+
+fn label(v: &str) -> String {
+    let mut o = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => o.push_str("\\\\"),
+            '"' => o.push_str("\\\""),
+            '\n' => o.push_str("\\n"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+struct Family<'a> {
+    out: &'a mut String,
+}
+
+impl Family<'_> {
+    fn head(&mut self, name: &str, kind: &str, help: &str) {
+        let _ = writeln!(self.out, "# HELP {name} {help}");
+        let _ = writeln!(self.out, "# TYPE {name} {kind}");
+    }
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], v: f64) {
+        self.out.push_str(name);
+        if !labels.is_empty() {
+            self.out.push('{');
+            for (i, (k, val)) in labels.iter().enumerate() {
+                if i > 0 {
+                    self.out.push(',');
+                }
+                let _ = write!(self.out, "{k}=\"{}\"", label(val));
+            }
+            self.out.push('}');
+        }
+        let _ = writeln!(self.out, " {}", if v.is_finite() { v } else { 0.0 });
+    }
+}
+
+/// `/metrics`: Prometheus text exposition format 0.0.4.
+pub(crate) fn prometheus(s: &Snapshot) -> String {
+    let mut out = String::new();
+    let g = s.graph.as_str();
+    let mut f = Family { out: &mut out };
+
+    f.head(
+        "spindle_graph_uptime_seconds",
+        "gauge",
+        "Seconds since the graph started.",
+    );
+    f.sample(
+        "spindle_graph_uptime_seconds",
+        &[("graph", g)],
+        s.uptime.as_secs_f64(),
+    );
+    f.head(
+        "spindle_graph_live_actors",
+        "gauge",
+        "Actors not stopped yet.",
+    );
+    f.sample("spindle_graph_live_actors", &[("graph", g)], s.live as f64);
+    f.head(
+        "spindle_graph_stopping",
+        "gauge",
+        "1 once a stop was requested.",
+    );
+    f.sample(
+        "spindle_graph_stopping",
+        &[("graph", g)],
+        f64::from(u8::from(s.stopping)),
+    );
+
+    f.head(
+        "spindle_actor_up",
+        "gauge",
+        "1 while the actor runs (or restarts), 0 once stopped or failed.",
+    );
+    for a in &s.actors {
+        let up = matches!(a.status, "running" | "restarting");
+        f.sample(
+            "spindle_actor_up",
+            &[("graph", g), ("actor", &a.name)],
+            f64::from(u8::from(up)),
+        );
+    }
+    f.head(
+        "spindle_actor_restarts_total",
+        "counter",
+        "Restarts after a panic or an error.",
+    );
+    for a in &s.actors {
+        f.sample(
+            "spindle_actor_restarts_total",
+            &[("graph", g), ("actor", &a.name)],
+            a.restarts as f64,
+        );
+    }
+    f.head(
+        "spindle_actor_polls_total",
+        "counter",
+        "Polls of the actor's future.",
+    );
+    for a in &s.actors {
+        f.sample(
+            "spindle_actor_polls_total",
+            &[("graph", g), ("actor", &a.name)],
+            a.polls as f64,
+        );
+    }
+    f.head(
+        "spindle_actor_busy_seconds_total",
+        "counter",
+        "Seconds spent inside the actor's polls.",
+    );
+    for a in &s.actors {
+        f.sample(
+            "spindle_actor_busy_seconds_total",
+            &[("graph", g), ("actor", &a.name)],
+            a.busy_seconds,
+        );
+    }
+    f.head(
+        "spindle_actor_busy_ratio",
+        "gauge",
+        "Share of the last second spent inside the actor's polls (0..1).",
+    );
+    for a in &s.actors {
+        f.sample(
+            "spindle_actor_busy_ratio",
+            &[("graph", g), ("actor", &a.name)],
+            a.busy_pct / 100.0,
+        );
+    }
+
+    let chan_labels = |c: &super::sampler::ChannelSnap| {
+        [
+            ("graph", g.to_string()),
+            ("channel", c.name.clone()),
+            ("from", c.from.clone()),
+            ("to", c.to.clone()),
+        ]
+    };
+    macro_rules! per_channel {
+        ($name:expr, $kind:expr, $help:expr, |$c:ident| $v:expr) => {
+            f.head($name, $kind, $help);
+            for $c in &s.channels {
+                let l = chan_labels($c);
+                let l: Vec<(&str, &str)> = l.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                f.sample($name, &l, $v);
+            }
+        };
+    }
+    per_channel!(
+        "spindle_channel_sent_total",
+        "counter",
+        "Messages sent on the channel.",
+        |c| c.sent as f64
+    );
+    per_channel!(
+        "spindle_channel_taken_total",
+        "counter",
+        "Messages taken from the channel.",
+        |c| c.taken as f64
+    );
+    per_channel!(
+        "spindle_channel_dead_letters_total",
+        "counter",
+        "Messages moved to dead letters by the poison policy.",
+        |c| c.dead_letters as f64
+    );
+    per_channel!(
+        "spindle_channel_capacity",
+        "gauge",
+        "Slots in the channel's ring.",
+        |c| c.capacity as f64
+    );
+    per_channel!(
+        "spindle_channel_messages_per_second",
+        "gauge",
+        "Send rate over the last second.",
+        |c| c.rate
+    );
+    per_channel!(
+        "spindle_channel_closed",
+        "gauge",
+        "1 once the writer closed the channel.",
+        |c| f64::from(u8::from(c.closed))
+    );
+    f.head(
+        "spindle_channel_fill_ratio",
+        "gauge",
+        "Fill (share of capacity) percentiles over the telemetry window.",
+    );
+    for c in &s.channels {
+        for (q, v) in ["0.5", "0.8", "0.99"].iter().zip(c.fill_pct) {
+            f.sample(
+                "spindle_channel_fill_ratio",
+                &[
+                    ("graph", g),
+                    ("channel", &c.name),
+                    ("from", &c.from),
+                    ("to", &c.to),
+                    ("quantile", q),
+                ],
+                v / 100.0,
+            );
+        }
+    }
+
+    let rt = &s.runtime;
+    f.head(
+        "spindle_runtime_workers",
+        "gauge",
+        "Worker threads of the runtime.",
+    );
+    f.sample(
+        "spindle_runtime_workers",
+        &[("flavor", rt.flavor)],
+        rt.workers.len() as f64,
+    );
+    type Counter = fn(&spindle::WorkerMetrics) -> u64;
+    let totals: [(&str, &str, Counter); 6] = [
+        ("spindle_runtime_polls_total", "Task polls.", |w| w.polls),
+        (
+            "spindle_runtime_spawns_total",
+            "Tasks spawned from workers.",
+            |w| w.spawns,
+        ),
+        (
+            "spindle_runtime_steals_total",
+            "Tasks stolen between workers.",
+            |w| w.steals,
+        ),
+        (
+            "spindle_runtime_parks_total",
+            "Times a worker went to sleep.",
+            |w| w.parks,
+        ),
+        (
+            "spindle_runtime_lifo_hits_total",
+            "Tasks run from a worker's LIFO slot.",
+            |w| w.lifo_hits,
+        ),
+        (
+            "spindle_runtime_injector_pops_total",
+            "Tasks taken from the global injector.",
+            |w| w.injector_pops,
+        ),
+    ];
+    for (name, help, get) in totals {
+        f.head(name, "counter", help);
+        for w in &rt.workers {
+            let idx = w.index.to_string();
+            f.sample(name, &[("worker", &idx)], get(w) as f64);
+        }
+    }
+    f.head(
+        "spindle_runtime_remote_schedules_total",
+        "counter",
+        "Tasks scheduled from outside any worker.",
+    );
+    f.sample(
+        "spindle_runtime_remote_schedules_total",
+        &[],
+        rt.remote_schedules as f64,
+    );
+    f.head(
+        "spindle_runtime_injector_depth",
+        "gauge",
+        "Tasks waiting in the global injector.",
+    );
+    f.sample(
+        "spindle_runtime_injector_depth",
+        &[],
+        rt.injector_depth as f64,
+    );
+    f.head(
+        "spindle_runtime_registered_tasks",
+        "gauge",
+        "Tasks alive and idle at least once.",
+    );
+    f.sample(
+        "spindle_runtime_registered_tasks",
+        &[],
+        rt.registered_tasks as f64,
+    );
+    f.head(
+        "spindle_runtime_sleeping_workers",
+        "gauge",
+        "Workers asleep now.",
+    );
+    f.sample(
+        "spindle_runtime_sleeping_workers",
+        &[],
+        rt.sleeping_workers as f64,
+    );
+    out
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes() {
+        assert_eq!(json_str("a\"b\\c\n<x>"), r#""a\"b\\c\n\u003cx\u003e""#);
+        assert_eq!(dot_str("a\"b"), r#""a\"b""#);
+        assert_eq!(label("q\"\\\n"), r#"q\"\\\n"#);
+        assert_eq!(si(64_200_000.0), "64.2M");
+        assert_eq!(num(f64::NAN), "0");
+    }
+}

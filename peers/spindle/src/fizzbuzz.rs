@@ -1,0 +1,192 @@
+//! fizzbuzz_pipeline(_zc) on spindle-actor: a graph of three actors —
+//! generator → worker (FizzBuzz) → logger — over two SPSC channels of
+//! `fizzbuzz_capacity(n)` slots (1<<20 at the full size), moving batches of
+//! half a channel (the double-buffer split). The kernels (`fill`, `classify`,
+//! counting) are the ones every peer uses.
+//!
+//! - copy (`fizzbuzz_pipeline`): each actor copies a batch out of its input
+//!   channel into a reused buffer and copies its output batch into the next
+//!   channel (`take_slice` / `send_slice`); no allocation after start.
+//! - zero-copy (`fizzbuzz_pipeline_zc`): the generator writes values in
+//!   place in the channel (`poke_slots`), the worker reads them in place and
+//!   writes classes in place in the next channel, the logger counts in place
+//!   (`peek_slots`); no buffer at all.
+//!
+//! The generator closes its channel after the last value; the stop follows
+//! the last message down the pipeline, and the row waits for every actor to
+//! stop, then checks that the stop was clean (every message sent was taken).
+
+use spindle_actor::{ActorContext, ActorState, Graph, RxHandle, TxHandle};
+use spindle_peer_common::catalogue::{fizzbuzz_batch, fizzbuzz_capacity};
+use spindle_peer_common::kernels::{self, FizzCounts};
+
+type Res = Result<(), spindle_actor::PortError>;
+
+pub async fn run(n: u64, zero_copy: bool) -> FizzCounts {
+    let cap = fizzbuzz_capacity(n);
+    let batch = fizzbuzz_batch(n);
+    let mut g = Graph::new(if zero_copy { "fizzbuzz_zc" } else { "fizzbuzz" });
+    let (vtx, vrx) = g
+        .channel::<u64>("values")
+        .capacity(cap)
+        .batch(batch)
+        .build();
+    let (ctx_, crx) = g
+        .channel::<u8>("classes")
+        .capacity(cap)
+        .batch(batch)
+        .build();
+    let counts = ActorState::new(FizzCounts::default());
+    let c = counts.clone();
+    if zero_copy {
+        g.actor("generator")
+            .writes(&vtx)
+            .run(move |_| generator_zc(vtx.clone(), n, batch));
+        g.actor("worker")
+            .reads(&vrx)
+            .writes(&ctx_)
+            .run(move |_| worker_zc(vrx.clone(), ctx_.clone(), batch));
+        g.actor("logger")
+            .reads(&crx)
+            .run(move |ctx| logger_zc(ctx, crx.clone(), c.clone(), batch));
+    } else {
+        g.actor("generator")
+            .writes(&vtx)
+            .run(move |_| generator(vtx.clone(), n, batch));
+        g.actor("worker")
+            .reads(&vrx)
+            .writes(&ctx_)
+            .run(move |_| worker(vrx.clone(), ctx_.clone(), batch));
+        g.actor("logger")
+            .reads(&crx)
+            .run(move |ctx| logger(ctx, crx.clone(), c.clone(), batch));
+    }
+    let running = g.start(&spindle::Handle::current()).expect("graph");
+    running.stopped().await;
+    let report = running.report();
+    assert!(report.is_clean(), "{report}");
+    counts.take().expect("logger state")
+}
+
+async fn generator(out: TxHandle<u64>, n: u64, batch: usize) -> Res {
+    let mut tx = out.lock()?;
+    let mut buf = Vec::with_capacity(batch);
+    let mut next = 1;
+    while next <= n {
+        next = kernels::fill_batch(&mut buf, next, batch, n);
+        tx.send_slice(&buf).await;
+    }
+    Ok(()) // returning closes `values`
+}
+
+async fn worker(input: RxHandle<u64>, out: TxHandle<u8>, batch: usize) -> Res {
+    let (mut rx, mut tx) = (input.lock()?, out.lock()?);
+    let mut values = vec![0u64; batch];
+    let mut classes = Vec::with_capacity(batch);
+    while rx.wait_avail(batch).await.is_some() {
+        let k = rx.take_slice(&mut values);
+        kernels::classify_into(&values[..k], &mut classes);
+        tx.send_slice(&classes).await;
+    }
+    Ok(())
+}
+
+async fn logger(
+    _: ActorContext,
+    input: RxHandle<u8>,
+    counts: ActorState<FizzCounts>,
+    batch: usize,
+) -> Res {
+    let mut rx = input.lock()?;
+    let mut c = counts.lock();
+    let mut classes = vec![0u8; batch];
+    while rx.wait_avail(batch).await.is_some() {
+        let k = rx.take_slice(&mut classes);
+        c.add_all(&classes[..k]);
+    }
+    Ok(())
+}
+
+async fn generator_zc(out: TxHandle<u64>, n: u64, batch: usize) -> Res {
+    let mut tx = out.lock()?;
+    let mut next = 1;
+    while next <= n {
+        let want = batch.min((n - next + 1) as usize);
+        if tx.wait_vacant(want).await.is_none() {
+            break;
+        }
+        let mut slots = tx.poke_slots(want);
+        let (a, b) = slots.slices();
+        let mut v = next;
+        for s in a.iter_mut().chain(b.iter_mut()) {
+            *s = v;
+            v += 1;
+        }
+        let k = (v - next) as usize;
+        slots.commit(k);
+        next = v;
+    }
+    Ok(())
+}
+
+async fn worker_zc(input: RxHandle<u64>, out: TxHandle<u8>, batch: usize) -> Res {
+    let (mut rx, mut tx) = (input.lock()?, out.lock()?);
+    while let Some(avail) = rx.wait_avail(batch).await {
+        let want = avail.min(batch);
+        if tx.wait_vacant(want).await.is_none() {
+            break;
+        }
+        // Both sides may wrap at different points: classify the common
+        // prefix run by run.
+        let inp = rx.peek_slots(want);
+        let mut outp = tx.poke_slots(inp.len());
+        let (oa, ob) = outp.slices();
+        let done = classify_runs(inp.a, inp.b, oa, ob);
+        outp.commit(done);
+        rx.advance(done);
+    }
+    Ok(())
+}
+
+/// Classifies `ia ++ ib` into `oa ++ ob` (equal total lengths, different
+/// split points); returns how many.
+fn classify_runs(ia: &[u64], ib: &[u64], oa: &mut [u8], ob: &mut [u8]) -> usize {
+    let n = (ia.len() + ib.len()).min(oa.len() + ob.len());
+    let mut i = 0;
+    while i < n {
+        let (src, so) = if i < ia.len() {
+            (ia, i)
+        } else {
+            (ib, i - ia.len())
+        };
+        let (dst, d0): (&mut [u8], usize) = if i < oa.len() {
+            (&mut *oa, i)
+        } else {
+            (&mut *ob, i - oa.len())
+        };
+        let run = (src.len() - so).min(dst.len() - d0).min(n - i);
+        for (d, &s) in dst[d0..d0 + run].iter_mut().zip(&src[so..so + run]) {
+            *d = kernels::classify(s);
+        }
+        i += run;
+    }
+    n
+}
+
+async fn logger_zc(
+    _: ActorContext,
+    input: RxHandle<u8>,
+    counts: ActorState<FizzCounts>,
+    batch: usize,
+) -> Res {
+    let mut rx = input.lock()?;
+    let mut c = counts.lock();
+    while rx.wait_avail(batch).await.is_some() {
+        let s = rx.peek_slots(usize::MAX);
+        c.add_all(s.a);
+        c.add_all(s.b);
+        let k = s.len();
+        rx.advance(k);
+    }
+    Ok(())
+}
