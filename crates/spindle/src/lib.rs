@@ -25,6 +25,8 @@
 
 mod cancel;
 pub mod chan;
+#[cfg(not(loom))]
+pub(crate) mod io;
 mod combinators;
 pub(crate) mod loom;
 #[cfg(all(test, loom))]
@@ -33,6 +35,7 @@ mod runtime;
 mod sched;
 mod scope;
 pub mod task;
+pub mod time;
 mod yield_now;
 
 pub use cancel::{CancellationToken, Cancelled};

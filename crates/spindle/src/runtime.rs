@@ -36,6 +36,8 @@ pub enum BuildError {
     InvalidWorkers(String),
     /// The OS refused a worker thread.
     Spawn(std::io::Error),
+    /// The I/O driver (epoll) could not be created.
+    Driver(std::io::Error),
 }
 
 impl fmt::Display for BuildError {
@@ -43,6 +45,7 @@ impl fmt::Display for BuildError {
         match self {
             BuildError::InvalidWorkers(why) => write!(f, "invalid worker count: {why}"),
             BuildError::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
+            BuildError::Driver(e) => write!(f, "could not create the I/O driver: {e}"),
         }
     }
 }
@@ -50,7 +53,7 @@ impl fmt::Display for BuildError {
 impl std::error::Error for BuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            BuildError::Spawn(e) => Some(e),
+            BuildError::Spawn(e) | BuildError::Driver(e) => Some(e),
             BuildError::InvalidWorkers(_) => None,
         }
     }
@@ -127,13 +130,15 @@ impl Builder {
         match self.flavor {
             Flavor::CurrentThread => Ok(Runtime {
                 handle: Handle {
-                    inner: HandleInner::Current(current_thread::Shared::new()),
+                    inner: HandleInner::Current(
+                        current_thread::Shared::new().map_err(BuildError::Driver)?,
+                    ),
                 },
                 threads: Vec::new(),
             }),
             Flavor::MultiThread => {
                 let workers = self.resolved_workers()?;
-                let (shared, cores) = multi_thread::build(workers);
+                let (shared, cores) = multi_thread::build(workers).map_err(BuildError::Driver)?;
                 let external = multi_thread::external_spawner(&shared);
                 let mut rt = Runtime {
                     handle: Handle {

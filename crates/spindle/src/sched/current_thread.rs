@@ -11,6 +11,7 @@
 //! was woken, and every `GLOBAL_POLL_INTERVAL` tasks it takes from the
 //! injector first, so neither can starve behind a busy local queue.
 
+use super::driver::Driver;
 use super::inject::Inject;
 use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
 use super::park::Parker;
@@ -31,7 +32,8 @@ pub(crate) struct Shared {
     inject: Inject,
     registry: Registry,
     /// Unparked by remote schedules and by the `block_on` future's waker.
-    driver: Arc<Parker>,
+    parker: Arc<Parker>,
+    pub(crate) driver: Arc<Driver>,
     core: Mutex<Option<Box<Core>>>,
     core_free: Condvar,
     counters: WorkerCounters,
@@ -52,11 +54,13 @@ pub(crate) struct DriverCtx {
 }
 
 impl Shared {
-    pub(crate) fn new() -> Arc<Shared> {
-        Arc::new(Shared {
+    pub(crate) fn new() -> std::io::Result<Arc<Shared>> {
+        let driver = Arc::new(Driver::new(1)?);
+        Ok(Arc::new(Shared {
             inject: Inject::new(),
             registry: Registry::new(1),
-            driver: Arc::new(Parker::new()),
+            parker: Arc::new(Parker::with_driver(driver.clone())),
+            driver,
             core: Mutex::new(Some(Box::new(Core {
                 queue: VecDeque::with_capacity(256),
                 tick: 0,
@@ -64,13 +68,13 @@ impl Shared {
             core_free: Condvar::new(),
             counters: WorkerCounters::default(),
             remote_schedules: AtomicU64::new(0),
-        })
+        }))
     }
 
     fn schedule_remote(&self, task: Notified) {
         self.remote_schedules.fetch_add(1, Relaxed);
         match self.inject.push(task) {
-            Ok(()) => self.driver.unpark(),
+            Ok(()) => self.parker.unpark(),
             Err(task) => task.cancel_now(),
         }
     }
@@ -84,6 +88,7 @@ impl Shared {
             injector_depth: self.inject.len(),
             registered_tasks: self.registry.len(),
             sleeping_workers: 0,
+            timers: self.driver.timers.armed(),
         }
     }
 
@@ -96,6 +101,7 @@ impl Shared {
                 drop(t); // cancels it
             }
         }
+        self.driver.shut_down();
         super::cancel_remaining(&self.registry, &self.inject);
     }
 }
@@ -147,6 +153,10 @@ impl DriverCtx {
         Handle {
             inner: HandleInner::Current(self.shared.clone()),
         }
+    }
+
+    pub(crate) fn driver(&self) -> (Arc<Driver>, usize) {
+        (self.shared.driver.clone(), 0)
     }
 
     pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
@@ -213,7 +223,7 @@ impl DriverCtx {
 
 struct MainWaker {
     woken: AtomicBool,
-    driver: Arc<Parker>,
+    parker: Arc<Parker>,
 }
 
 impl Wake for MainWaker {
@@ -224,7 +234,7 @@ impl Wake for MainWaker {
         // Release pairs with the driver's Acquire swap: whatever the waker
         // did before waking is visible to the next poll.
         self.woken.store(true, Release);
-        self.driver.unpark();
+        self.parker.unpark();
     }
 }
 
@@ -261,7 +271,7 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
 
     let main = std::sync::Arc::new(MainWaker {
         woken: AtomicBool::new(true),
-        driver: shared.driver.clone(),
+        parker: shared.parker.clone(),
     });
     let waker = Waker::from(main.clone());
     let mut cx = Context::from_waker(&waker);
@@ -273,9 +283,21 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
             }
         }
         let ran = ctx.run_batch();
+        let driver = shared.driver.try_lock();
         if ran == 0 && !main.woken.load(Acquire) {
             bump(&shared.counters.parks, 1);
-            shared.driver.park();
+            match &driver {
+                Some(driver) => shared.parker.park_on_driver(driver),
+                None => shared.parker.park(),
+            }
+        } else if let Some(driver) = &driver {
+            if shared.driver.has_work() {
+                driver.poll_now();
+            }
+        }
+        // Timers and I/O; the tasks woken land on this core's queue.
+        if let Some(driver) = driver {
+            driver.dispatch();
         }
     }
 }

@@ -88,6 +88,8 @@ pub struct RuntimeMetrics {
     pub registered_tasks: usize,
     /// Workers asleep now.
     pub sleeping_workers: usize,
+    /// Timers armed and not yet fired.
+    pub timers: usize,
 }
 
 impl RuntimeMetrics {

@@ -9,6 +9,7 @@
 //! talks to on a thread that runs no core (inside `block_on`, `Runtime::enter`).
 
 pub(crate) mod current_thread;
+pub(crate) mod driver;
 pub(crate) mod idle;
 pub(crate) mod inject;
 pub(crate) mod metrics;
@@ -130,6 +131,13 @@ impl Handle {
         }
     }
 
+    pub(crate) fn driver(&self) -> Arc<driver::Driver> {
+        match &self.inner {
+            HandleInner::Multi(s) => s.shared().driver.clone(),
+            HandleInner::Current(s) => s.driver.clone(),
+        }
+    }
+
     /// Runtime counters (see [`crate::RuntimeMetrics`]).
     pub fn metrics(&self) -> metrics::RuntimeMetrics {
         match &self.inner {
@@ -179,6 +187,20 @@ where
             Some(h) => h.spawn(future),
             None => panic!("{}", NO_RUNTIME),
         },
+    }
+}
+
+/// The driver of the runtime this thread is in, and the timer shard to arm on.
+pub(crate) fn current_driver() -> Option<(Arc<driver::Driver>, usize)> {
+    match current_core() {
+        // SAFETY: CORE points to a context that outlives the guard that set it.
+        CoreRef::Multi(w) => Some(unsafe { &*w }.driver()),
+        // SAFETY: as above.
+        CoreRef::Current(d) => Some(unsafe { &*d }.driver()),
+        CoreRef::None => HANDLE
+            .try_with(|h| h.borrow().as_ref().map(|h| (h.driver(), 0)))
+            .ok()
+            .flatten(),
     }
 }
 

@@ -18,6 +18,7 @@
 //! the shared state itself, so that spawning and freeing tasks on different
 //! workers do not fight over one reference count.
 
+use super::driver::Driver;
 use super::idle::Idle;
 use super::inject::Inject;
 use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
@@ -44,6 +45,7 @@ pub(crate) struct Shared {
     pub(crate) inject: Inject,
     idle: Idle,
     pub(crate) registry: Registry,
+    pub(crate) driver: Arc<Driver>,
     shutdown: AtomicBool,
     remote_schedules: AtomicU64,
 }
@@ -123,6 +125,7 @@ impl Shared {
             injector_depth: self.inject.len(),
             registered_tasks: self.registry.len(),
             sleeping_workers: self.idle.num_sleeping(),
+            timers: self.driver.timers.armed(),
         }
     }
 
@@ -137,6 +140,7 @@ impl Shared {
     /// Cancels every task still alive: registered (idle) ones and queued ones.
     /// Call after the workers have stopped.
     pub(crate) fn cancel_all(&self) {
+        self.driver.shut_down();
         super::cancel_remaining(&self.registry, &self.inject);
     }
 }
@@ -244,6 +248,11 @@ impl WorkerCtx {
         }
     }
 
+    /// This runtime's driver, and the timer shard this worker arms on.
+    pub(crate) fn driver(&self) -> (Arc<Driver>, usize) {
+        (self.shared().driver.clone(), self.index)
+    }
+
     fn shared(&self) -> &Shared {
         &self.spawner.shared
     }
@@ -287,6 +296,9 @@ impl WorkerCtx {
     fn run(&self, mut core: Box<Core>) -> Box<Core> {
         while !self.shared().is_shutdown() {
             core.tick = core.tick.wrapping_add(1);
+            if core.tick.is_multiple_of(GLOBAL_POLL_INTERVAL) {
+                core = self.maintenance(core);
+            }
             if let Some(task) = self.next_task(&mut core) {
                 core = self.run_task(core, task);
                 continue;
@@ -420,9 +432,49 @@ impl WorkerCtx {
             shared.notify_if_work_pending();
         }
         bump(&self.counters().parks, 1);
-        shared.remotes[self.index].parker.park();
-        core.is_searching = shared.idle.worker_from_parked(self.index);
-        core
+        let parker = &shared.remotes[self.index].parker;
+        match shared.driver.try_lock() {
+            Some(driver) => {
+                parker.park_on_driver(&driver);
+                core.is_searching = shared.idle.worker_from_parked(self.index);
+                // Woken tasks go to this worker's queue (core in place).
+                self.with_core(core, || {
+                    driver.dispatch();
+                })
+            }
+            None => {
+                parker.park();
+                core.is_searching = shared.idle.worker_from_parked(self.index);
+                core
+            }
+        }
+    }
+
+    /// Every `GLOBAL_POLL_INTERVAL` ticks: serve due timers and ready I/O
+    /// if nobody is parked on the driver doing it.
+    fn maintenance(&self, core: Box<Core>) -> Box<Core> {
+        let driver = &self.shared().driver;
+        if !driver.has_work() {
+            return core;
+        }
+        match driver.try_lock() {
+            Some(driver) => self.with_core(core, || {
+                driver.poll_now();
+                driver.dispatch();
+            }),
+            None => core,
+        }
+    }
+
+    /// Runs `f` with the core in place, so that tasks it wakes are
+    /// scheduled on this worker.
+    fn with_core(&self, core: Box<Core>, f: impl FnOnce()) -> Box<Core> {
+        *self.core.borrow_mut() = Some(core);
+        f();
+        self.core
+            .borrow_mut()
+            .take()
+            .expect("worker core went missing")
     }
 }
 
@@ -439,14 +491,15 @@ impl Core {
 }
 
 /// Builds the shared state and one core per worker.
-pub(crate) fn build(workers: usize) -> (Arc<Shared>, Vec<Core>) {
+pub(crate) fn build(workers: usize) -> std::io::Result<(Arc<Shared>, Vec<Core>)> {
+    let driver = Arc::new(Driver::new(workers)?);
     let mut remotes = Vec::with_capacity(workers);
     let mut cores = Vec::with_capacity(workers);
     for i in 0..workers {
         let (local, stealer) = queue::local();
         remotes.push(Remote {
             stealer,
-            parker: Parker::new(),
+            parker: Parker::with_driver(driver.clone()),
             counters: CachePadded(WorkerCounters::default()),
         });
         cores.push(Core {
@@ -463,10 +516,11 @@ pub(crate) fn build(workers: usize) -> (Arc<Shared>, Vec<Core>) {
         inject: Inject::new(),
         idle: Idle::new(workers),
         registry: Registry::new(workers * 4),
+        driver,
         shutdown: AtomicBool::new(false),
         remote_schedules: AtomicU64::new(0),
     });
-    (shared, cores)
+    Ok((shared, cores))
 }
 
 /// The spawner outside threads use (`Handle::spawn`, `block_on`).
@@ -530,7 +584,7 @@ mod loom_model {
     #[test]
     fn park_remote_schedule_wakes_the_sleeper() {
         loom::model(|| {
-            let (shared, mut cores) = build(1);
+            let (shared, mut cores) = build(1).unwrap();
             let external = external_spawner(&shared);
             let ran = Arc::new(AtomicUsize::new(0));
             let w = {
@@ -562,7 +616,7 @@ mod loom_model {
         let mut model = loom::model::Builder::new();
         model.preemption_bound = Some(1);
         model.check(|| {
-            let (shared, mut cores) = build(2);
+            let (shared, mut cores) = build(2).unwrap();
             let external = external_spawner(&shared);
             let ran = Arc::new(AtomicUsize::new(0));
             let workers: Vec<_> = (0..2)

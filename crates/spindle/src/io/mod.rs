@@ -1,0 +1,3 @@
+//! I/O: the readiness reactor (`reactor.rs`) the driver polls.
+
+pub(crate) mod reactor;

@@ -1,0 +1,117 @@
+//! The driver: a runtime's timers and I/O reactor, driven by whichever
+//! worker parks on it (as in Tokio; Go's netpoller is polled the same way
+//! from `findrunnable`).
+//!
+//! Protocol:
+//! - The driver has a lock (`locked`). A worker about to sleep tries to take
+//!   it; the one that gets it blocks in `wait` (on the poller, until an I/O
+//!   event, `notify`, or the next timer) instead of on its condvar, and after
+//!   waking fires due timers and dispatches I/O events (`dispatch`) with its
+//!   core in place, so the woken tasks land on its own queue. Other sleepers
+//!   block on their condvars as before.
+//! - Busy workers take the lock with `try_lock` every so many polls and
+//!   `dispatch` without blocking, so timers and I/O are served while nobody
+//!   sleeps.
+//! - `notify` is sticky: it makes the current or the next `wait` return. A
+//!   worker's `Parker::unpark` calls it when that worker is parked on the
+//!   driver; `time::Sleep` calls it when it arms a new earliest timer
+//!   (`time/timers.rs` has that handshake).
+
+use crate::loom::{AtomicBool, Ordering::*};
+use crate::time::timers::Timers;
+#[cfg(not(loom))]
+use std::time::Duration;
+
+pub(crate) struct Driver {
+    pub(crate) timers: Timers,
+    #[cfg(not(loom))]
+    pub(crate) io: crate::io::reactor::Reactor,
+    /// Under loom there is no poller: a condvar parker stands in for it.
+    #[cfg(loom)]
+    waiter: super::park::Parker,
+    locked: AtomicBool,
+}
+
+/// Holding the driver lock.
+pub(crate) struct DriverGuard<'a>(&'a Driver);
+
+impl Driver {
+    pub(crate) fn new(shards: usize) -> std::io::Result<Driver> {
+        Ok(Driver {
+            timers: Timers::new(shards),
+            #[cfg(not(loom))]
+            io: crate::io::reactor::Reactor::new()?,
+            #[cfg(loom)]
+            waiter: super::park::Parker::new(),
+            locked: AtomicBool::new(false),
+        })
+    }
+
+    pub(crate) fn try_lock(&self) -> Option<DriverGuard<'_>> {
+        self.locked
+            .compare_exchange(false, true, Acquire, Relaxed)
+            .ok()
+            .map(|_| DriverGuard(self))
+    }
+
+    /// Makes the current or next `wait` return (any thread).
+    pub(crate) fn notify(&self) {
+        #[cfg(not(loom))]
+        self.io.notify();
+        #[cfg(loom)]
+        self.waiter.unpark();
+    }
+
+    /// Whether a busy worker should take a turn at the driver.
+    pub(crate) fn has_work(&self) -> bool {
+        #[cfg(not(loom))]
+        if self.io.has_sources() {
+            return true;
+        }
+        self.timers.maybe_due()
+    }
+
+    /// Runtime shutdown: timers never fire any more.
+    pub(crate) fn shut_down(&self) {
+        self.timers.shut_down();
+        #[cfg(not(loom))]
+        self.io.shut_down();
+    }
+}
+
+impl DriverGuard<'_> {
+    /// Blocks until an I/O event, a `notify`, or the next timer's deadline.
+    pub(crate) fn wait(&self) {
+        let timeout = self.0.timers.until_next();
+        #[cfg(not(loom))]
+        self.0.io.wait(timeout);
+        #[cfg(loom)]
+        self.0.waiter.park_timeout(timeout);
+    }
+
+    /// Polls for I/O events without blocking (busy workers).
+    pub(crate) fn poll_now(&self) {
+        #[cfg(not(loom))]
+        if self.0.io.has_sources() {
+            self.0.io.wait(Some(Duration::ZERO));
+        }
+    }
+
+    /// Fires due timers and wakes the tasks whose I/O is ready; returns how
+    /// many tasks were woken.
+    pub(crate) fn dispatch(&self) -> usize {
+        #[cfg_attr(loom, allow(unused_mut))]
+        let mut woken = self.0.timers.process();
+        #[cfg(not(loom))]
+        {
+            woken += self.0.io.dispatch();
+        }
+        woken
+    }
+}
+
+impl Drop for DriverGuard<'_> {
+    fn drop(&mut self) {
+        self.0.locked.store(false, Release);
+    }
+}

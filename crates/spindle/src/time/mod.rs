@@ -1,0 +1,37 @@
+//! Timers: [`sleep`], [`sleep_until`], [`timeout`], [`interval`].
+//!
+//! Every runtime has one timer wheel per worker (`wheel.rs`, `timers.rs`),
+//! driven by the worker that parks on the runtime's driver, or by busy
+//! workers every few dozen polls (`sched/driver.rs`). Resolution is one
+//! millisecond; a timer **never fires early**: its deadline rounds up to a
+//! tick, the clock rounds down.
+//!
+//! A zero or past duration is ready at once (no timer is armed). A deadline
+//! too far to represent (`Duration::MAX`) waits forever. Timers are
+//! runtime-bound: a [`Sleep`] first polled outside any spindle runtime
+//! panics, saying so.
+//!
+//! A timeout arm in [`select!`](crate::select) is just a sleep:
+//!
+//! ```
+//! # spindle::Runtime::new().unwrap().block_on(async {
+//! use std::time::Duration;
+//! let (_tx, rx) = spindle::chan::bounded::<u32>(1);
+//! let got = spindle::select! {
+//!     v = rx.recv() => Some(v),
+//!     _ = spindle::time::sleep(Duration::from_millis(5)) => None,
+//! };
+//! assert!(got.is_none());
+//! # });
+//! ```
+
+mod interval;
+mod sleep;
+mod timeout;
+pub(crate) mod timers;
+mod wheel;
+
+pub use interval::{interval, interval_at, Interval, MissedTicks};
+pub use sleep::{sleep, sleep_until, Sleep};
+pub use std::time::{Duration, Instant};
+pub use timeout::{timeout, timeout_at, Elapsed, Timeout};

@@ -1,0 +1,83 @@
+//! `timeout`: a future with a deadline; on expiry the inner future is
+//! dropped (cancelled) and `Elapsed` returned.
+
+use super::sleep::{sleep, sleep_until, Sleep};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+/// Runs `future` for at most `duration`: `Ok(output)` if it finished first,
+/// `Err(Elapsed)` otherwise, the inner future then being dropped. The inner
+/// future is polled first, so one that is ready at once wins even with a
+/// zero duration.
+pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
+    Timeout {
+        future: Some(future),
+        sleep: sleep(duration),
+    }
+}
+
+/// [`timeout`] with an absolute deadline.
+pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
+    Timeout {
+        future: Some(future),
+        sleep: sleep_until(deadline),
+    }
+}
+
+/// The future [`timeout`] returns.
+#[must_use = "futures do nothing unless polled"]
+#[derive(Debug)]
+pub struct Timeout<F> {
+    /// `None` once finished or cancelled.
+    future: Option<F>,
+    sleep: Sleep,
+}
+
+/// The deadline passed before the future finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Elapsed(());
+
+impl std::fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("deadline has elapsed")
+    }
+}
+
+impl std::error::Error for Elapsed {}
+
+impl<F> Timeout<F> {
+    /// The inner future, while it has not finished or been cancelled.
+    pub fn get_ref(&self) -> Option<&F> {
+        self.future.as_ref()
+    }
+}
+
+impl<F: Future> Future for Timeout<F> {
+    type Output = Result<F::Output, Elapsed>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `future` is structurally pinned: it is never moved out of
+        // its `Option` (only dropped in place by `Pin::set`), and `Timeout`
+        // has no `Drop` impl; `sleep` is `Unpin` and not pinned.
+        let (mut future, sleep) = unsafe {
+            let this = self.get_unchecked_mut();
+            (Pin::new_unchecked(&mut this.future), &mut this.sleep)
+        };
+        let Some(inner) = future.as_mut().as_pin_mut() else {
+            panic!("`Timeout` polled after it completed");
+        };
+        if let Poll::Ready(v) = inner.poll(cx) {
+            future.set(None);
+            return Poll::Ready(Ok(v));
+        }
+        match Pin::new(sleep).poll(cx) {
+            Poll::Ready(()) => {
+                future.set(None); // cancel the inner future now
+                Poll::Ready(Err(Elapsed(())))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}

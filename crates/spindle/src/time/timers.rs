@@ -1,0 +1,175 @@
+//! A runtime's timers: one wheel per worker (a shard, behind its own mutex,
+//! so that workers arming timers do not fight over one lock), a tick clock
+//! and the hint that tells the driver when to wake.
+//!
+//! Protocol with the driver (`sched/driver.rs`):
+//! - Only the holder of the driver lock fires timers (`process`).
+//! - `next` is a lower bound on the earliest armed tick over all shards.
+//!   `process` stores `u64::MAX` *before* scanning the shards and lowers it
+//!   to what it finds after; an insert lowers it (`fetch_min`) *after*
+//!   filing under the shard lock. Either the insert's `fetch_min` comes
+//!   after the store (and survives it), or its shard unlock came before the
+//!   scan's lock of that shard (and the scan sees the timer): the hint is
+//!   never above the earliest armed timer once both are done.
+//! - An insert that lowers `next` notifies the driver (sticky: a notify
+//!   before the driver blocks makes that block return at once). The parked
+//!   driver computed its timeout from `next`, so a timer earlier than that
+//!   timeout always lowers `next` below it, or a concurrent insert already
+//!   did and notified.
+//!
+//! Ticks are milliseconds since the runtime's epoch. A deadline rounds *up*
+//! to a tick and the clock rounds *down*, so a timer never fires early.
+
+use super::wheel::{Key, Wheel};
+use crate::loom::{lock, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::SeqCst};
+use std::task::Waker;
+use std::time::{Duration, Instant};
+
+const TICK_NS: u128 = 1_000_000;
+/// Wakers woken per shard lock hold while firing.
+const FIRE_BATCH: usize = 1024;
+
+pub(crate) struct Timers {
+    epoch: Instant,
+    shards: Box<[CachePadded<Mutex<Wheel>>]>,
+    next: AtomicU64,
+    shut_down: AtomicBool,
+}
+
+/// Where an armed timer lives.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slot {
+    shard: u32,
+    key: Key,
+}
+
+/// What `Timers::arm` did.
+pub(crate) enum Armed {
+    /// The deadline has passed: the timer is due now.
+    Due,
+    /// Filed; `notify` says the driver must be told (a new earliest timer).
+    Filed { slot: Slot, notify: bool },
+    /// The runtime shut down: the timer will never fire.
+    ShutDown,
+}
+
+impl Timers {
+    pub(crate) fn new(shards: usize) -> Timers {
+        Timers {
+            epoch: Instant::now(),
+            shards: (0..shards.max(1))
+                .map(|_| CachePadded(Mutex::new(Wheel::new())))
+                .collect(),
+            next: AtomicU64::new(u64::MAX),
+            shut_down: AtomicBool::new(false),
+        }
+    }
+
+    /// The tick a deadline rounds up to.
+    fn deadline_tick(&self, deadline: Instant) -> u64 {
+        let ns = deadline.saturating_duration_since(self.epoch).as_nanos();
+        u64::try_from(ns.div_ceil(TICK_NS)).unwrap_or(u64::MAX)
+    }
+
+    /// The last tick that has fully begun.
+    fn now_tick(&self, now: Instant) -> u64 {
+        let ns = now.saturating_duration_since(self.epoch).as_nanos();
+        u64::try_from(ns / TICK_NS).unwrap_or(u64::MAX)
+    }
+
+    fn tick_instant(&self, tick: u64) -> Option<Instant> {
+        self.epoch.checked_add(Duration::from_millis(tick))
+    }
+
+    /// Arms a timer for `deadline` on shard `hint` (any number: it wraps).
+    pub(crate) fn arm(&self, hint: usize, deadline: Instant, waker: &Waker) -> Armed {
+        if self.shut_down.load(SeqCst) {
+            return Armed::ShutDown;
+        }
+        let when = self.deadline_tick(deadline);
+        let shard = hint % self.shards.len();
+        let key = match lock(&self.shards[shard]).insert(when, waker.clone()) {
+            Ok(key) => key,
+            Err(_) => return Armed::Due,
+        };
+        let notify = when < self.next.fetch_min(when, SeqCst);
+        Armed::Filed {
+            slot: Slot {
+                shard: shard as u32,
+                key,
+            },
+            notify,
+        }
+    }
+
+    /// Whether the timer has fired; if not, `waker` is the one it will wake.
+    pub(crate) fn poll(&self, slot: Slot, waker: &Waker) -> bool {
+        lock(&self.shards[slot.shard as usize]).poll(slot.key, waker)
+    }
+
+    /// Frees the timer (fired or not).
+    pub(crate) fn remove(&self, slot: Slot) {
+        lock(&self.shards[slot.shard as usize]).remove(slot.key);
+    }
+
+    /// Whether a timer may be due now (cheap: one load and a clock read).
+    pub(crate) fn maybe_due(&self) -> bool {
+        let next = self.next.load(SeqCst);
+        next != u64::MAX && next <= self.now_tick(Instant::now())
+    }
+
+    /// How long the driver may block before the next timer is due.
+    pub(crate) fn until_next(&self) -> Option<Duration> {
+        match self.next.load(SeqCst) {
+            u64::MAX => None,
+            tick => Some(
+                self.tick_instant(tick)
+                    .map_or(Duration::MAX, |t| t.saturating_duration_since(Instant::now())),
+            ),
+        }
+    }
+
+    /// Fires every due timer, waking its task; returns how many fired.
+    /// Called only by the holder of the driver lock.
+    pub(crate) fn process(&self) -> usize {
+        let now = self.now_tick(Instant::now());
+        self.next.store(u64::MAX, SeqCst);
+        let mut fired = 0;
+        let mut wakers = Vec::new();
+        for shard in self.shards.iter() {
+            loop {
+                let (more, next) = {
+                    let mut wheel = lock(shard);
+                    let more = wheel.advance(now, &mut wakers, FIRE_BATCH);
+                    (more, wheel.next_expiration())
+                };
+                fired += wakers.len();
+                // Woken outside the lock: a wake may schedule, and a task
+                // polled inline may arm a timer on this very shard.
+                wakers.drain(..).for_each(Waker::wake);
+                if !more {
+                    if let Some(next) = next {
+                        self.next.fetch_min(next, SeqCst);
+                    }
+                    break;
+                }
+            }
+        }
+        fired
+    }
+
+    /// Timers armed and not yet fired, over all shards.
+    pub(crate) fn armed(&self) -> usize {
+        self.shards.iter().map(|s| lock(s).armed()).sum()
+    }
+
+    /// Runtime shutdown: no timer fires any more; their wakers are dropped
+    /// (the tasks holding them are being cancelled).
+    pub(crate) fn shut_down(&self) {
+        self.shut_down.store(true, SeqCst);
+        for shard in self.shards.iter() {
+            let wakers = lock(shard).take_wakers();
+            drop(wakers);
+        }
+    }
+}

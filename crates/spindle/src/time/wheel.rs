@@ -1,0 +1,408 @@
+//! A hierarchical timer wheel over a slab of entries: the data structure
+//! alone, no locking (each shard of `time::driver` wraps one in a mutex).
+//!
+//! Time is counted in ticks of one millisecond since the runtime's epoch.
+//! Six levels of 64 slots: level `L` slot `s` holds the entries whose
+//! deadline shares every bit above `6·(L+1)` with `elapsed` and whose bits
+//! `6L..6L+6` equal `s`; level 0 resolves single ticks, level 5 spans about
+//! 2.2 years (later deadlines wait in level 5 and are re-filed as it turns).
+//!
+//! Invariants:
+//! - every armed entry has `when > elapsed` and sits in exactly one slot
+//!   list, the one `slot_for(when)` named when it was filed;
+//! - for the filing level `L`, the entry's slot index is greater than
+//!   `elapsed`'s slot index at `L` (their bits agree above `L` and
+//!   `when > elapsed`), and `elapsed` only moves forward to the start of the
+//!   slot being processed or to `now`, which never passes an unprocessed
+//!   slot; so the earliest deadline is always in the lowest occupied level,
+//!   in its first occupied slot from `elapsed`'s position on;
+//! - an entry fires only once `now ≥ when`: a slot is processed when its
+//!   start is due, and each entry in it is checked against its own `when`
+//!   and re-filed lower if it is not yet due. Never early.
+//!
+//! Memory: one 40-byte `Entry` per live timer, in one `Vec` reused through a
+//! free list, so a million timers cost about 40 MB and no allocation once
+//! the slab has grown.
+
+use std::task::Waker;
+
+const LEVELS: usize = 6;
+const SLOTS: usize = 64;
+const SLOT_BITS: u32 = 6;
+/// Deadlines further out than this are filed at the top level's far end.
+const MAX_SPAN: u64 = 1 << (SLOT_BITS as usize * LEVELS);
+const NIL: u32 = u32::MAX;
+
+/// A timer's index in the slab.
+pub(crate) type Key = u32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// In a slot list, waiting for its deadline.
+    Armed,
+    /// Deadline reached (or the wheel shut down); waker taken; not in any list.
+    Fired,
+    /// On the free list.
+    Free,
+}
+
+struct Entry {
+    when: u64,
+    waker: Option<Waker>,
+    /// Slot list links while armed; `next` links the free list while free.
+    prev: u32,
+    next: u32,
+    /// `level * SLOTS + slot` while armed.
+    slot: u16,
+    state: State,
+}
+
+pub(crate) struct Wheel {
+    entries: Vec<Entry>,
+    free: u32,
+    heads: [[u32; SLOTS]; LEVELS],
+    occupied: [u64; LEVELS],
+    elapsed: u64,
+    armed: usize,
+}
+
+impl Wheel {
+    pub(crate) fn new() -> Wheel {
+        Wheel {
+            entries: Vec::new(),
+            free: NIL,
+            heads: [[NIL; SLOTS]; LEVELS],
+            occupied: [0; LEVELS],
+            elapsed: 0,
+            armed: 0,
+        }
+    }
+
+    /// Ticks processed so far: a deadline at or before this is already due.
+    #[cfg(test)]
+    pub(crate) fn elapsed(&self) -> u64 {
+        self.elapsed
+    }
+
+    /// Timers waiting to fire.
+    pub(crate) fn armed(&self) -> usize {
+        self.armed
+    }
+
+    /// Files a timer for tick `when`, or hands the waker back if that tick
+    /// has already been processed (the timer is due now).
+    pub(crate) fn insert(&mut self, when: u64, waker: Waker) -> Result<Key, Waker> {
+        if when <= self.elapsed {
+            return Err(waker);
+        }
+        let key = match self.free {
+            NIL => {
+                let key = u32::try_from(self.entries.len())
+                    .ok()
+                    .filter(|&k| k != NIL)
+                    .expect("more than 4 billion timers on one shard");
+                self.entries.push(Entry {
+                    when,
+                    waker: Some(waker),
+                    prev: NIL,
+                    next: NIL,
+                    slot: 0,
+                    state: State::Fired,
+                });
+                key
+            }
+            key => {
+                let e = &mut self.entries[key as usize];
+                self.free = e.next;
+                e.when = when;
+                e.waker = Some(waker);
+                key
+            }
+        };
+        self.link(key);
+        Ok(key)
+    }
+
+    /// Whether `key` has fired; if not, makes `waker` the one to wake.
+    pub(crate) fn poll(&mut self, key: Key, waker: &Waker) -> bool {
+        let e = &mut self.entries[key as usize];
+        match e.state {
+            State::Fired => true,
+            State::Armed => {
+                match &mut e.waker {
+                    Some(w) => w.clone_from(waker),
+                    slot => *slot = Some(waker.clone()),
+                }
+                false
+            }
+            State::Free => unreachable!("polled a freed timer"),
+        }
+    }
+
+    /// Frees `key` (unlinking it if still armed).
+    pub(crate) fn remove(&mut self, key: Key) {
+        self.unlink_if_armed(key);
+        let e = &mut self.entries[key as usize];
+        debug_assert_ne!(e.state, State::Free);
+        e.waker = None;
+        e.state = State::Free;
+        e.next = self.free;
+        self.free = key;
+    }
+
+    /// The start of the earliest occupied slot: no timer is due before it.
+    pub(crate) fn next_expiration(&self) -> Option<u64> {
+        (0..LEVELS).find_map(|level| self.next_in_level(level))
+    }
+
+    /// Processes every slot due by `now`, firing the entries due by then and
+    /// pushing their wakers to `fired`; stops between slots once `fired`
+    /// holds `limit` or more, returning `true` if more slots are due.
+    pub(crate) fn advance(&mut self, now: u64, fired: &mut Vec<Waker>, limit: usize) -> bool {
+        while let Some(start) = self.next_expiration() {
+            if start > now {
+                break;
+            }
+            if fired.len() >= limit {
+                return true;
+            }
+            let (level, slot) = self.locate(start);
+            // Every entry filed here has `when >= start`; the slot is taken
+            // whole, so re-filing (at a lower level) needs `when > start`,
+            // which holds for every entry not yet due (`when > now >= start`).
+            self.elapsed = start;
+            let mut key = std::mem::replace(&mut self.heads[level][slot], NIL);
+            self.occupied[level] &= !(1 << slot);
+            while key != NIL {
+                let e = &mut self.entries[key as usize];
+                let next = e.next;
+                self.armed -= 1;
+                if e.when <= now {
+                    e.state = State::Fired;
+                    fired.extend(e.waker.take());
+                } else {
+                    self.link(key);
+                }
+                key = next;
+            }
+        }
+        self.elapsed = self.elapsed.max(now);
+        false
+    }
+
+    /// Takes every armed timer's waker (runtime shutdown: the tasks are
+    /// being cancelled, and a timer must not keep one alive). The timers stay
+    /// armed: they never fire, since nothing advances the wheel any more.
+    pub(crate) fn take_wakers(&mut self) -> Vec<Waker> {
+        self.entries
+            .iter_mut()
+            .filter(|e| e.state == State::Armed)
+            .filter_map(|e| e.waker.take())
+            .collect()
+    }
+
+    fn slot_for(&self, when: u64) -> (usize, usize) {
+        let when = when.min(self.elapsed + MAX_SPAN - 1);
+        let masked = (self.elapsed ^ when) | (SLOTS as u64 - 1);
+        // Past the top level's window: its slots act as a ring (see
+        // `next_in_level`).
+        let level = (((63 - masked.leading_zeros()) / SLOT_BITS) as usize).min(LEVELS - 1);
+        let slot = (when >> (level as u32 * SLOT_BITS)) as usize % SLOTS;
+        (level, slot)
+    }
+
+    /// Which slot's start is `start` (the level whose next slot begins there).
+    fn locate(&self, start: u64) -> (usize, usize) {
+        let level = (0..LEVELS)
+            .find(|&l| self.next_in_level(l) == Some(start))
+            .expect("an expiration names an occupied slot");
+        (level, (start >> (level as u32 * SLOT_BITS)) as usize % SLOTS)
+    }
+
+    fn next_in_level(&self, level: usize) -> Option<u64> {
+        let occupied = self.occupied[level];
+        if occupied == 0 {
+            return None;
+        }
+        let shift = level as u32 * SLOT_BITS;
+        let slot_span = 1u64 << shift;
+        let level_span = slot_span << SLOT_BITS;
+        let now_slot = (self.elapsed >> shift) % SLOTS as u64;
+        let distance = occupied.rotate_right(now_slot as u32).trailing_zeros() as u64;
+        let slot = (now_slot + distance) % SLOTS as u64;
+        let level_start = self.elapsed & !(level_span - 1);
+        let mut start = level_start + slot * slot_span;
+        if start <= self.elapsed {
+            // Only the top level's slots wrap: a slot at or before the
+            // current one there belongs to the next turn of the wheel (lower
+            // levels never hold an entry in or before their current slot).
+            start += level_span;
+        }
+        Some(start)
+    }
+
+    fn link(&mut self, key: Key) {
+        let (level, slot) = self.slot_for(self.entries[key as usize].when);
+        let head = self.heads[level][slot];
+        if head != NIL {
+            self.entries[head as usize].prev = key;
+        }
+        let e = &mut self.entries[key as usize];
+        e.prev = NIL;
+        e.next = head;
+        e.slot = (level * SLOTS + slot) as u16;
+        e.state = State::Armed;
+        self.heads[level][slot] = key;
+        self.occupied[level] |= 1 << slot;
+        self.armed += 1;
+    }
+
+    fn unlink_if_armed(&mut self, key: Key) {
+        let e = &self.entries[key as usize];
+        if e.state != State::Armed {
+            return;
+        }
+        let (prev, next, slot) = (e.prev, e.next, e.slot as usize);
+        let (level, slot) = (slot / SLOTS, slot % SLOTS);
+        if prev == NIL {
+            self.heads[level][slot] = next;
+            if next == NIL {
+                self.occupied[level] &= !(1 << slot);
+            }
+        } else {
+            self.entries[prev as usize].next = next;
+        }
+        if next != NIL {
+            self.entries[next as usize].prev = prev;
+        }
+        let e = &mut self.entries[key as usize];
+        e.state = State::Fired;
+        e.prev = NIL;
+        e.next = NIL;
+        self.armed -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    struct Flag(usize, Arc<std::sync::Mutex<Vec<usize>>>);
+    impl Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.1.lock().unwrap().push(self.0);
+        }
+    }
+
+    fn waker(id: usize, log: &Arc<std::sync::Mutex<Vec<usize>>>) -> Waker {
+        Waker::from(Arc::new(Flag(id, log.clone())))
+    }
+
+    /// Advances tick by tick, waking as it goes; returns (id, tick) fired.
+    fn run(wheel: &mut Wheel, until: u64, log: &Arc<std::sync::Mutex<Vec<usize>>>) -> Vec<(usize, u64)> {
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        for now in wheel.elapsed() + 1..=until {
+            while wheel.advance(now, &mut buf, 3) {
+                buf.drain(..).for_each(Waker::wake);
+            }
+            buf.drain(..).for_each(Waker::wake);
+            out.extend(log.lock().unwrap().drain(..).map(|id| (id, now)));
+        }
+        out
+    }
+
+    #[test]
+    fn fires_each_timer_at_its_tick_never_before() {
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut w = Wheel::new();
+        let deadlines = [1u64, 2, 63, 64, 65, 100, 4095, 4096, 4097, 300_000, 5, 5, 5];
+        for (i, &d) in deadlines.iter().enumerate() {
+            w.insert(d, waker(i, &log)).ok().unwrap();
+        }
+        assert_eq!(w.armed(), deadlines.len());
+        let fired = run(&mut w, 300_001, &log);
+        assert_eq!(fired.len(), deadlines.len());
+        for (id, tick) in fired {
+            assert_eq!(tick, deadlines[id], "timer {id} fired at {tick}");
+        }
+        assert_eq!(w.armed(), 0);
+    }
+
+    #[test]
+    fn jumps_fire_everything_due_and_nothing_later() {
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut w = Wheel::new();
+        let mut rng = 12345u64;
+        let mut deadlines = Vec::new();
+        for i in 0..2000 {
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let d = 1 + (rng >> 33) % 200_000;
+            deadlines.push(d);
+            w.insert(d, waker(i, &log)).ok().unwrap();
+        }
+        let mut buf = Vec::new();
+        let mut now = 0;
+        while now < 200_000 {
+            now += 1 + (now % 7919); // uneven jumps, some across levels
+            while w.advance(now, &mut buf, 64) {
+                buf.drain(..).for_each(Waker::wake);
+            }
+            buf.drain(..).for_each(Waker::wake);
+            for id in log.lock().unwrap().drain(..) {
+                assert!(deadlines[id] <= now, "timer {id} due {} fired at {now}", deadlines[id]);
+                deadlines[id] = u64::MAX; // fired once
+            }
+            assert!(
+                deadlines.iter().all(|&d| d == u64::MAX || d > now),
+                "a due timer was missed at {now}"
+            );
+        }
+    }
+
+    #[test]
+    fn remove_and_reset_unlink_from_the_middle_of_a_slot() {
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut w = Wheel::new();
+        let a = w.insert(10, waker(0, &log)).ok().unwrap();
+        let b = w.insert(10, waker(1, &log)).ok().unwrap();
+        let c = w.insert(10, waker(2, &log)).ok().unwrap();
+        w.remove(b);
+        let fired = run(&mut w, 3000, &log);
+        assert_eq!(fired, vec![(2, 10), (0, 10)]);
+        assert!(w.poll(a, &waker(0, &log)));
+        w.remove(a);
+        w.remove(c);
+        // Freed keys are reused.
+        let d = w.insert(3001, waker(3, &log)).ok().unwrap();
+        assert!(d == a || d == c);
+    }
+
+    #[test]
+    fn past_deadline_is_refused_and_far_deadline_waits() {
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut w = Wheel::new();
+        let mut buf = Vec::new();
+        w.advance(50, &mut buf, usize::MAX);
+        assert!(w.insert(50, waker(0, &log)).is_err());
+        assert!(w.insert(49, waker(0, &log)).is_err());
+        let far = MAX_SPAN * 3 + 17;
+        let k = w.insert(far, waker(1, &log)).ok().unwrap();
+        let mut now = 50;
+        let woke = AtomicUsize::new(0);
+        while now < far {
+            now = w.next_expiration().unwrap().max(now + 1).min(far);
+            while w.advance(now, &mut buf, usize::MAX) {}
+            if !buf.is_empty() {
+                woke.fetch_add(1, Ordering::Relaxed);
+                assert_eq!(now, far, "fired early at {now}");
+                buf.clear();
+            }
+        }
+        assert_eq!(woke.load(Ordering::Relaxed), 1);
+        assert!(w.poll(k, &waker(1, &log)));
+    }
+}

@@ -1,0 +1,250 @@
+//! Timers, on every scheduler flavour: never early, in deadline order,
+//! cancellation, timeout, interval policies, and timers alongside busy and
+//! idle workers. No test asserts an upper bound on lateness beyond a
+//! generous sanity limit (the machine is shared and noisy).
+
+mod common;
+
+use common::DropCounter;
+use spindle::time::{self, Duration, Instant, MissedTicks};
+use std::sync::{Arc, Mutex};
+
+rt_test! {
+    fn sleep_never_fires_early() {
+        for ms in [1u64, 2, 3, 7, 15, 64, 65, 130] {
+            let start = Instant::now();
+            time::sleep(Duration::from_millis(ms)).await;
+            let took = start.elapsed();
+            assert!(took >= Duration::from_millis(ms), "sleep({ms} ms) returned after {took:?}");
+        }
+    }
+}
+
+rt_test! {
+    fn sleeps_in_many_tasks_wake_in_deadline_order() {
+        // Deadlines 4 ms apart so the order is unambiguous at 1 ms resolution.
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let start = Instant::now();
+        let handles: Vec<_> = [9u64, 3, 7, 1, 5, 0, 8, 2, 6, 4]
+            .into_iter()
+            .map(|i| {
+                let order = order.clone();
+                spindle::spawn(async move {
+                    let deadline = start + Duration::from_millis(4 * i + 2);
+                    time::sleep_until(deadline).await;
+                    assert!(Instant::now() >= deadline, "timer {i} fired early");
+                    order.lock().unwrap().push(i);
+                })
+            })
+            .collect();
+        for h in handles {
+            h.await.unwrap();
+        }
+        assert_eq!(*order.lock().unwrap(), (0..10).collect::<Vec<_>>());
+    }
+}
+
+rt_test! {
+    fn zero_and_past_deadlines_are_ready_at_once() {
+        time::sleep(Duration::ZERO).await;
+        time::sleep_until(Instant::now() - Duration::from_secs(1)).await;
+        let mut s = time::sleep(Duration::ZERO);
+        assert!(futures_util_poll(&mut s).is_ready());
+        assert!(s.is_elapsed());
+    }
+}
+
+rt_test! {
+    fn a_dropped_sleep_frees_its_timer_and_never_wakes_anything() {
+        let before = spindle::Handle::current().metrics().timers;
+        let mut sleeps: Vec<_> = (0..1000).map(|_| time::sleep(Duration::from_secs(3600))).collect();
+        for s in sleeps.iter_mut() {
+            assert!(futures_util_poll(s).is_pending());
+        }
+        assert_eq!(spindle::Handle::current().metrics().timers, before + 1000);
+        drop(sleeps);
+        assert_eq!(spindle::Handle::current().metrics().timers, before);
+    }
+}
+
+rt_test! {
+    fn timeout_returns_the_output_when_in_time_and_cancels_when_late() {
+        assert_eq!(time::timeout(Duration::from_secs(60), async { 5 }).await, Ok(5));
+        // A ready future wins even against a zero timeout.
+        assert_eq!(time::timeout(Duration::ZERO, async { 6 }).await, Ok(6));
+
+        let drops = DropCounter::new();
+        let t = drops.track();
+        let start = Instant::now();
+        let r = time::timeout(Duration::from_millis(20), async move {
+            let _t = t;
+            std::future::pending::<()>().await
+        })
+        .await;
+        assert!(r.is_err());
+        assert!(start.elapsed() >= Duration::from_millis(20));
+        assert_eq!(drops.drops(), 1, "the inner future is dropped on expiry");
+        assert_eq!(r.unwrap_err().to_string(), "deadline has elapsed");
+    }
+}
+
+rt_test! {
+    fn timeout_over_a_join_handle_and_a_channel() {
+        let (tx, rx) = spindle::chan::bounded::<u32>(1);
+        let r = time::timeout(Duration::from_millis(10), rx.recv()).await;
+        assert!(r.is_err(), "nothing was sent");
+        let h = spindle::spawn(async move {
+            time::sleep(Duration::from_millis(5)).await;
+            tx.send(9).await.unwrap();
+        });
+        assert_eq!(time::timeout(Duration::from_secs(60), rx.recv()).await, Ok(Ok(9)));
+        h.await.unwrap();
+    }
+}
+
+rt_test! {
+    fn select_with_a_sleep_arm_times_out() {
+        let (tx, rx) = spindle::chan::bounded::<u32>(1);
+        let start = Instant::now();
+        let got = spindle::select! {
+            v = rx.recv() => Some(v),
+            _ = time::sleep(Duration::from_millis(15)) => None,
+        };
+        assert!(got.is_none());
+        assert!(start.elapsed() >= Duration::from_millis(15));
+        tx.try_send(1).unwrap();
+        let got = spindle::select! {
+            v = rx.recv() => Some(v.unwrap()),
+            _ = time::sleep(Duration::from_secs(60)) => None,
+        };
+        assert_eq!(got, Some(1));
+    }
+}
+
+rt_test! {
+    fn interval_ticks_on_schedule_never_early() {
+        let period = Duration::from_millis(3);
+        let start = Instant::now();
+        let mut iv = time::interval_at(start, period);
+        let mut prev = None;
+        for k in 0..10u32 {
+            let due = iv.tick().await;
+            // On the grid; with the default Skip policy a late tick (loaded
+            // machine) may skip grid points, never add off-grid ones.
+            let offset = (due - start).as_nanos();
+            assert_eq!(offset % period.as_nanos(), 0, "tick {k} off the grid");
+            assert!(offset >= (period * k).as_nanos(), "tick {k} ahead of schedule");
+            assert!(Instant::now() >= due, "tick {k} early");
+            if let Some(p) = prev {
+                assert!(due > p);
+            }
+            prev = Some(due);
+        }
+    }
+}
+
+rt_test! {
+    fn interval_missed_tick_policies() {
+        let period = Duration::from_millis(5);
+        for policy in [MissedTicks::Burst, MissedTicks::Delay, MissedTicks::Skip] {
+            let start = Instant::now();
+            let mut iv = time::interval_at(start, period);
+            iv.set_missed_ticks(policy);
+            iv.tick().await; // at start
+            std::thread::sleep(Duration::from_millis(23)); // miss ~4 ticks
+            let late = iv.tick().await; // the missed tick at start + period
+            assert_eq!(late, start + period);
+            let next = iv.tick().await;
+            let now = Instant::now();
+            match policy {
+                MissedTicks::Burst => assert_eq!(next, start + period * 2, "catches up"),
+                MissedTicks::Delay => assert!(next >= start + Duration::from_millis(23) + period),
+                MissedTicks::Skip => {
+                    assert!(next >= start + period * 5, "{policy:?} next {:?}", next - start);
+                    assert_eq!((next - start).as_nanos() % period.as_nanos(), 0, "on the grid");
+                }
+            }
+            assert!(now >= next);
+        }
+    }
+}
+
+rt_test! {
+    fn timers_fire_while_every_worker_is_busy() {
+        // Busy tasks that yield keep the workers from parking; timers must
+        // still be served (by the workers' periodic driver turns).
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let busy: Vec<_> = (0..4)
+            .map(|_| {
+                let stop = stop.clone();
+                spindle::spawn(async move {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        spindle::yield_now().await;
+                    }
+                })
+            })
+            .collect();
+        let start = Instant::now();
+        time::sleep(Duration::from_millis(10)).await;
+        let took = start.elapsed();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for b in busy {
+            b.await.unwrap();
+        }
+        assert!(took >= Duration::from_millis(10));
+        assert!(took < Duration::from_secs(5), "timer starved behind busy workers: {took:?}");
+    }
+}
+
+rt_test! {
+    fn thousands_of_timers_across_tasks_all_fire() {
+        let n = common::scaled(5000) as u64;
+        let start = Instant::now();
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                spindle::spawn(async move {
+                    let d = start + Duration::from_millis(i % 50);
+                    time::sleep_until(d).await;
+                    assert!(Instant::now() >= d);
+                    i
+                })
+            })
+            .collect();
+        let mut sum = 0;
+        for h in handles {
+            sum += h.await.unwrap();
+        }
+        assert_eq!(sum, n * (n - 1) / 2);
+    }
+}
+
+#[test]
+fn a_far_deadline_waits_and_shutdown_frees_the_sleeping_task() {
+    for (flavour, rt) in common::flavours() {
+        eprintln!("-- on {flavour}");
+        let drops = DropCounter::new();
+        let t = drops.track();
+        let h = rt.spawn(async move {
+            let _t = t;
+            time::sleep(Duration::MAX).await; // never
+            time::sleep(Duration::from_secs(1 << 40)).await;
+        });
+        rt.block_on(time::sleep(Duration::from_millis(5)));
+        assert!(!h.is_finished());
+        drop(rt);
+        assert_eq!(drops.drops(), 1, "{flavour}: the sleeping task was freed");
+    }
+}
+
+#[test]
+#[should_panic(expected = "outside a spindle runtime")]
+fn a_sleep_polled_outside_a_runtime_panics_with_advice() {
+    let mut s = time::sleep(Duration::from_millis(1));
+    let _ = futures_util_poll(&mut s);
+}
+
+/// Polls once with a no-op waker.
+fn futures_util_poll<F: std::future::Future + Unpin>(f: &mut F) -> std::task::Poll<F::Output> {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    std::pin::Pin::new(f).poll(&mut cx)
+}
