@@ -27,6 +27,8 @@ mod cancel;
 pub mod chan;
 #[cfg(not(loom))]
 pub(crate) mod io;
+#[cfg(not(loom))]
+pub mod net;
 mod combinators;
 pub(crate) mod loom;
 #[cfg(all(test, loom))]
@@ -34,6 +36,8 @@ mod loom_models;
 mod runtime;
 mod sched;
 mod scope;
+#[cfg(not(loom))]
+pub mod signal;
 pub mod task;
 pub mod time;
 mod yield_now;

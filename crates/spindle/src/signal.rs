@@ -1,0 +1,1 @@
+//! OS signals as futures: [`ctrl_c`]. (Being written.)
