@@ -23,6 +23,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod blocking;
 mod cancel;
 pub mod chan;
 #[cfg(not(loom))]
@@ -45,8 +46,9 @@ mod yield_now;
 pub use cancel::{CancellationToken, Cancelled};
 pub use combinators::{join_all, race, when_n, JoinAll, Race, WhenN};
 pub use runtime::{BuildError, Builder, Flavor, Runtime};
-pub use sched::metrics::{RuntimeMetrics, WorkerMetrics};
-pub use sched::{spawn, EnterGuard, Handle};
+pub use blocking::spawn_blocking;
+pub use sched::metrics::{BlockingMetrics, RuntimeMetrics, WorkerMetrics};
+pub use sched::{block_in_place, spawn, EnterGuard, Handle};
 pub use scope::{scope, try_scope, Scope, ScopeError};
 pub use spindle_macros::{main, test};
 pub use task::{AbortHandle, AbortOnDrop, JoinError, JoinHandle};

@@ -12,7 +12,7 @@ pub(crate) use loom::{
     cell::UnsafeCell,
     hint::spin_loop,
     sync::{
-        atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering},
+        atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering},
         Arc, Condvar, Mutex, MutexGuard,
     },
 };
@@ -26,7 +26,7 @@ pub(crate) fn yield_now() {
 pub(crate) use std::{
     hint::spin_loop,
     sync::{
-        atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering},
+        atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering},
         Arc, Condvar, Mutex, MutexGuard,
     },
 };

@@ -7,9 +7,10 @@
 
 use crate::sched::metrics::RuntimeMetrics;
 use crate::sched::{self, current_thread, multi_thread, EnterGuard, Handle, HandleInner};
+use crate::blocking::Pool;
 use std::fmt;
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Which scheduler a [`Builder`] makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +28,13 @@ pub struct Builder {
     workers: Option<usize>,
     thread_name: String,
     stack_size: Option<usize>,
+    max_blocking_threads: usize,
+    blocking_keep_alive: Duration,
+    handoff_after: Option<Duration>,
 }
+
+/// Default [`Builder::handoff_after`].
+pub const DEFAULT_HANDOFF_AFTER: Duration = Duration::from_millis(2);
 
 /// Why a runtime could not be built.
 #[derive(Debug)]
@@ -74,6 +81,9 @@ impl Builder {
             workers: None,
             thread_name: "spindle-worker".into(),
             stack_size: None,
+            max_blocking_threads: 512,
+            blocking_keep_alive: Duration::from_secs(10),
+            handoff_after: Some(DEFAULT_HANDOFF_AFTER),
         }
     }
 
@@ -104,6 +114,29 @@ impl Builder {
         self
     }
 
+    /// Most threads the blocking pool (`spawn_blocking`) may run at once
+    /// (default 512; zero is taken as one). Past it, jobs wait in a queue.
+    pub fn max_blocking_threads(mut self, n: usize) -> Builder {
+        self.max_blocking_threads = n;
+        self
+    }
+
+    /// How long an idle blocking-pool thread waits for a job before it
+    /// exits (default 10 s).
+    pub fn blocking_keep_alive(mut self, d: Duration) -> Builder {
+        self.blocking_keep_alive = d;
+        self
+    }
+
+    /// Multi-thread flavour: when one poll has run this long, the monitor
+    /// hands that worker's queued tasks (its core) to a new thread, so they
+    /// are not stuck behind a task that blocks (default 2 ms; `None`: never,
+    /// the monitor then only serves timers and I/O).
+    pub fn handoff_after(mut self, after: Option<Duration>) -> Builder {
+        self.handoff_after = after;
+        self
+    }
+
     /// The worker count `build` will use.
     pub fn resolved_workers(&self) -> Result<usize, BuildError> {
         match self.workers {
@@ -127,55 +160,65 @@ impl Builder {
 
     /// Starts the runtime.
     pub fn build(self) -> Result<Runtime, BuildError> {
-        match self.flavor {
-            Flavor::CurrentThread => Ok(Runtime {
+        let pool = Pool::new(
+            self.max_blocking_threads,
+            self.blocking_keep_alive,
+            format!("{}-blocking", self.thread_name),
+        );
+        let rt = match self.flavor {
+            Flavor::CurrentThread => Runtime {
                 handle: Handle {
                     inner: HandleInner::Current(
-                        current_thread::Shared::new().map_err(BuildError::Driver)?,
+                        current_thread::Shared::new(pool.clone()).map_err(BuildError::Driver)?,
                     ),
                 },
-                threads: Vec::new(),
-            }),
+                workers: 1,
+            },
             Flavor::MultiThread => {
                 let workers = self.resolved_workers()?;
-                let (shared, cores) = multi_thread::build(workers).map_err(BuildError::Driver)?;
-                let external = multi_thread::external_spawner(&shared);
-                let mut rt = Runtime {
-                    handle: Handle {
-                        inner: HandleInner::Multi(external.clone()),
-                    },
-                    threads: Vec::new(),
+                let config = multi_thread::Config {
+                    thread_name: self.thread_name.clone(),
+                    stack_size: self.stack_size,
+                    handoff_after: self.handoff_after,
                 };
+                let (shared, cores) = multi_thread::build(workers, config, pool.clone())
+                    .map_err(BuildError::Driver)?;
+                let rt = Runtime {
+                    handle: Handle {
+                        inner: HandleInner::Multi(multi_thread::external_spawner(&shared)),
+                    },
+                    workers,
+                };
+                // On an error `rt` drops: the threads started so far stop.
                 for (index, core) in cores.into_iter().enumerate() {
-                    let mut b =
-                        std::thread::Builder::new().name(format!("{}-{index}", self.thread_name));
-                    if let Some(s) = self.stack_size {
-                        b = b.stack_size(s);
-                    }
-                    let external = external.clone();
-                    match b.spawn(move || multi_thread::run_worker(external, index, Box::new(core)))
-                    {
-                        Ok(t) => rt.threads.push(t),
-                        Err(e) => return Err(BuildError::Spawn(e)), // `rt` drops: started workers stop
-                    }
+                    multi_thread::Shared::start_worker(&shared, index, Box::new(core))
+                        .map_err(|(e, _)| BuildError::Spawn(e))?;
                 }
-                Ok(rt)
+                let monitor = shared.clone();
+                shared
+                    .start_thread(&format!("{}-monitor", self.thread_name), move || {
+                        sched::monitor::run(monitor)
+                    })
+                    .map_err(BuildError::Spawn)?;
+                rt
             }
-        }
+        };
+        pool.set_handle(rt.handle.clone());
+        Ok(rt)
     }
 }
 
 /// A running scheduler. See the crate docs for an example.
 pub struct Runtime {
     handle: Handle,
-    threads: Vec<std::thread::JoinHandle<()>>,
+    workers: usize,
 }
 
 impl fmt::Debug for Runtime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Runtime")
             .field("handle", &self.handle)
-            .field("workers", &self.threads.len())
+            .field("workers", &self.workers)
             .finish()
     }
 }
@@ -236,7 +279,7 @@ impl Runtime {
 
     /// Number of worker threads (1 for current-thread).
     pub fn workers(&self) -> usize {
-        self.threads.len().max(1)
+        self.workers
     }
 
     /// Stops the runtime, waiting at most `timeout` for the workers to finish
@@ -247,38 +290,52 @@ impl Runtime {
     }
 
     fn shutdown(&mut self, timeout: Option<Duration>) -> bool {
+        let deadline = timeout.map(|t| Instant::now() + t);
         match &self.handle.inner {
             HandleInner::Multi(spawner) => {
                 let shared = spawner.shared().clone();
                 shared.begin_shutdown();
-                let deadline = timeout.map(|t| std::time::Instant::now() + t);
                 let mut all_stopped = true;
-                for t in self.threads.drain(..) {
-                    match deadline {
-                        None => {
-                            let _ = t.join();
-                        }
-                        Some(d) => {
-                            while !t.is_finished() && std::time::Instant::now() < d {
-                                std::thread::sleep(Duration::from_millis(1));
-                            }
-                            if t.is_finished() {
-                                let _ = t.join();
-                            } else {
-                                all_stopped = false; // detached: it exits after its poll
-                            }
-                        }
+                // Workers, their replacements and the monitor; a hand-off in
+                // flight may add one more thread, hence the loop.
+                loop {
+                    let threads = shared.take_threads();
+                    if threads.is_empty() {
+                        break;
+                    }
+                    for t in threads {
+                        all_stopped &= join_until(t, deadline);
                     }
                 }
+                all_stopped &= shared.blocking.shut_down(deadline);
                 shared.cancel_all();
                 all_stopped
             }
             HandleInner::Current(shared) => {
+                let stopped = shared.blocking.shut_down(deadline);
                 shared.shutdown();
-                true
+                stopped
             }
         }
     }
+}
+
+/// Joins `t`, or leaves it running (detached) at the deadline; returns
+/// whether it finished.
+fn join_until(t: std::thread::JoinHandle<()>, deadline: Option<Instant>) -> bool {
+    if t.thread().id() == std::thread::current().id() {
+        return false; // a runtime dropped from one of its own threads
+    }
+    if let Some(d) = deadline {
+        while !t.is_finished() && Instant::now() < d {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if !t.is_finished() {
+            return false; // it exits after the poll it is stuck in
+        }
+    }
+    let _ = t.join();
+    true
 }
 
 impl Drop for Runtime {

@@ -12,6 +12,7 @@
 //! injector first, so neither can starve behind a busy local queue.
 
 use super::driver::Driver;
+use crate::blocking::Pool;
 use super::inject::Inject;
 use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
 use super::park::Parker;
@@ -34,6 +35,7 @@ pub(crate) struct Shared {
     /// Unparked by remote schedules and by the `block_on` future's waker.
     parker: Arc<Parker>,
     pub(crate) driver: Arc<Driver>,
+    pub(crate) blocking: Arc<Pool>,
     core: Mutex<Option<Box<Core>>>,
     core_free: Condvar,
     counters: WorkerCounters,
@@ -54,13 +56,14 @@ pub(crate) struct DriverCtx {
 }
 
 impl Shared {
-    pub(crate) fn new() -> std::io::Result<Arc<Shared>> {
+    pub(crate) fn new(blocking: Arc<Pool>) -> std::io::Result<Arc<Shared>> {
         let driver = Arc::new(Driver::new(1)?);
         Ok(Arc::new(Shared {
             inject: Inject::new(),
             registry: Registry::new(1),
             parker: Arc::new(Parker::with_driver(driver.clone())),
             driver,
+            blocking,
             core: Mutex::new(Some(Box::new(Core {
                 queue: VecDeque::with_capacity(256),
                 tick: 0,
@@ -89,6 +92,8 @@ impl Shared {
             registered_tasks: self.registry.len(),
             sleeping_workers: 0,
             timers: self.driver.timers.armed(),
+            handoffs: 0,
+            blocking: self.blocking.metrics(),
         }
     }
 

@@ -115,3 +115,53 @@ impl Drop for DriverGuard<'_> {
         self.0.locked.store(false, Release);
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_model {
+    use super::*;
+    use crate::loom::Arc;
+    use crate::time::timers::Armed;
+    use loom::thread;
+    use std::task::Waker;
+    use std::time::{Duration, Instant};
+
+    /// A timer armed while the driver fires timers and computes how long
+    /// to sleep: either the driver's wake-up hint covers the new timer, or
+    /// the driver was notified (its wait would return at once). Otherwise
+    /// the timer would fire late by up to the old timeout.
+    #[test]
+    fn a_timer_armed_during_the_drivers_turn_is_not_missed() {
+        loom::model(|| {
+            let driver = Arc::new(Driver::new(2).unwrap());
+            let base = Instant::now();
+            let far = base + Duration::from_secs(3600);
+            let near = base + Duration::from_secs(60);
+            let Armed::Filed { slot: far_slot, .. } = driver.timers.arm(0, far, Waker::noop())
+            else {
+                panic!("far timer not filed")
+            };
+            let d = driver.clone();
+            let arming = thread::spawn(move || match d.timers.arm(1, near, Waker::noop()) {
+                Armed::Filed { slot, notify } => {
+                    if notify {
+                        d.notify();
+                    }
+                    slot
+                }
+                _ => panic!("near timer not filed"),
+            });
+            let guard = driver.try_lock().unwrap();
+            guard.dispatch();
+            let sleep_for = driver.timers.until_next();
+            drop(guard);
+            let near_slot = arming.join().unwrap();
+            let covered = sleep_for.is_some_and(|t| Instant::now() + t <= near + Duration::from_millis(1));
+            assert!(
+                covered || driver.waiter.take_notification(),
+                "the driver would sleep past the new timer without being told"
+            );
+            driver.timers.remove(far_slot);
+            driver.timers.remove(near_slot);
+        });
+    }
+}

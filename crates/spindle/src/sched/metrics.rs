@@ -90,6 +90,27 @@ pub struct RuntimeMetrics {
     pub sleeping_workers: usize,
     /// Timers armed and not yet fired.
     pub timers: usize,
+    /// Cores handed to a fresh thread because their thread was stuck in a
+    /// poll (the monitor) or called `block_in_place`.
+    pub handoffs: u64,
+    /// The blocking pool (`spawn_blocking`).
+    pub blocking: BlockingMetrics,
+}
+
+/// The blocking pool's state (`spawn_blocking`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BlockingMetrics {
+    /// Pool threads alive.
+    pub threads: usize,
+    /// Of those, waiting for a job.
+    pub idle_threads: usize,
+    /// Jobs waiting for a thread.
+    pub queue_depth: usize,
+    /// Jobs that had to wait because the pool was at its thread limit.
+    pub queued_at_limit: u64,
+    /// Threads started since the runtime began.
+    pub spawned_threads: u64,
 }
 
 impl RuntimeMetrics {

@@ -12,7 +12,9 @@ pub(crate) mod current_thread;
 pub(crate) mod driver;
 pub(crate) mod idle;
 pub(crate) mod inject;
+pub(crate) mod lent;
 pub(crate) mod metrics;
+pub(crate) mod monitor;
 pub(crate) mod multi_thread;
 pub(crate) mod park;
 pub(crate) mod queue;
@@ -138,6 +140,18 @@ impl Handle {
         }
     }
 
+    /// Runs `f` on this runtime's blocking pool (see [`crate::spawn_blocking`]).
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        match &self.inner {
+            HandleInner::Multi(s) => crate::blocking::Pool::spawn(&s.shared().blocking, f),
+            HandleInner::Current(s) => crate::blocking::Pool::spawn(&s.blocking, f),
+        }
+    }
+
     /// Runtime counters (see [`crate::RuntimeMetrics`]).
     pub fn metrics(&self) -> metrics::RuntimeMetrics {
         match &self.inner {
@@ -247,6 +261,19 @@ pub(crate) fn run_inline_if_next(task: crate::task::RawTask) {
         CoreRef::Current(d) => unsafe { &*d }.run_inline_if_next(task),
         CoreRef::None => {}
     }
+}
+
+/// Runs blocking code on a worker without stalling the tasks queued
+/// behind it: on a multi-thread worker, the worker's core (its queue and
+/// LIFO slot) is first handed to a new thread, and this thread runs `f` and
+/// finishes the current poll on its own, then retires. On the current-thread
+/// flavour and outside a runtime, `f` simply runs here.
+pub fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
+    if let CoreRef::Multi(w) = current_core() {
+        // SAFETY: CORE points to a live context (set by its guard).
+        unsafe { &*w }.hand_off_core();
+    }
+    f()
 }
 
 /// Panics if this thread runs a scheduler core or is inside `block_on`:

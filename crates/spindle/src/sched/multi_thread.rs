@@ -21,15 +21,17 @@
 use super::driver::Driver;
 use super::idle::Idle;
 use super::inject::Inject;
+use super::lent::Lent;
 use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
 use super::park::Parker;
 use super::queue::{self, Local, Steal, Stealer};
 use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
-use crate::loom::{spin_loop, Arc, AtomicBool, AtomicU64, CachePadded, Ordering::*};
+use crate::blocking::Pool;
+use crate::loom::{lock, spin_loop, Arc, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::*};
 use crate::task::registry::{Key, Registry};
 use crate::task::{JoinHandle, Notified, RawTask, Schedule};
-use std::cell::RefCell;
 use std::future::Future;
+use std::time::Duration;
 
 /// Ticks between injector-first polls (a prime, so it does not beat with
 /// batch sizes).
@@ -46,15 +48,35 @@ pub(crate) struct Shared {
     idle: Idle,
     pub(crate) registry: Registry,
     pub(crate) driver: Arc<Driver>,
+    pub(crate) blocking: Arc<Pool>,
     shutdown: AtomicBool,
     remote_schedules: AtomicU64,
+    pub(crate) config: Config,
+    /// Worker threads (replacements included) and the monitor, to join at shutdown.
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
+    /// Cores handed to a fresh thread (by the monitor or `block_in_place`).
+    pub(crate) handoffs: AtomicU64,
+    /// The monitor sleeps on this between rounds (woken at shutdown).
+    pub(crate) monitor: Parker,
+}
+
+/// Settings from the `Builder` that outlive `build`.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) thread_name: String,
+    pub(crate) stack_size: Option<usize>,
+    /// A poll running longer than this has its core handed to a new thread
+    /// (`None`: never).
+    pub(crate) handoff_after: Option<Duration>,
 }
 
 /// What other threads may touch of a worker.
-struct Remote {
+pub(crate) struct Remote {
     stealer: Stealer,
     parker: Parker,
-    counters: CachePadded<WorkerCounters>,
+    pub(crate) counters: CachePadded<WorkerCounters>,
+    /// The lending slot of the thread running this core now (`lent.rs`).
+    pub(crate) active: Mutex<Arc<Lent>>,
 }
 
 /// The scheduler hook each task holds (`raw.rs`'s `S`).
@@ -70,8 +92,8 @@ pub(crate) struct WorkerCtx {
     /// The runtime's spawner for outside threads, for `Handle::current`.
     external: Arc<Spawner>,
     index: usize,
-    /// The core, while a task runs (taken out by the run loop otherwise).
-    core: RefCell<Option<Box<Core>>>,
+    /// The core, while a task runs (the run loop holds it otherwise).
+    lent: Arc<Lent>,
     /// Nesting of inline runs (`run_inline_if_next`).
     inline_depth: std::cell::Cell<u32>,
 }
@@ -86,8 +108,74 @@ pub(crate) struct Core {
 }
 
 impl Shared {
-    fn is_shutdown(&self) -> bool {
+    pub(crate) fn is_shutdown(&self) -> bool {
         self.shutdown.load(Acquire)
+    }
+
+    pub(crate) fn remotes(&self) -> &[Remote] {
+        &self.remotes
+    }
+
+    /// Starts a thread running core `index` (at build, or to replace a
+    /// thread that lost its core). If the OS refuses a thread, the core
+    /// comes back with the error.
+    pub(crate) fn start_worker(
+        this: &Arc<Self>,
+        index: usize,
+        core: Box<Core>,
+    ) -> Result<(), (std::io::Error, Box<Core>)> {
+        let mut b =
+            std::thread::Builder::new().name(format!("{}-{index}", this.config.thread_name));
+        if let Some(s) = this.config.stack_size {
+            b = b.stack_size(s);
+        }
+        let external = external_spawner(this);
+        // The core travels once the thread exists, so a refusal keeps it.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Box<Core>>(1);
+        let started = b.spawn(move || {
+            if let Ok(core) = rx.recv() {
+                run_worker(external, index, core);
+            }
+        });
+        match started {
+            Ok(t) => {
+                lock(&this.threads).push(t);
+                tx.send(core).expect("a new worker thread waits for its core");
+                Ok(())
+            }
+            Err(e) => Err((e, core)),
+        }
+    }
+
+    /// Gives core `index`, taken from a thread stuck in a poll, to a new
+    /// thread (the monitor). `false` if no core was lent there.
+    pub(crate) fn retake(this: &Arc<Self>, index: usize) -> bool {
+        let lent = lock(&this.remotes[index].active).clone();
+        let Some(core) = lent.take() else {
+            return false;
+        };
+        match Shared::start_worker(this, index, core) {
+            Ok(()) => {
+                this.handoffs.fetch_add(1, Relaxed);
+                true
+            }
+            Err((_, core)) => {
+                lent.lend(core); // no thread to be had: the stuck one keeps it
+                false
+            }
+        }
+    }
+
+    /// Starts a thread (the monitor) that is joined at shutdown.
+    pub(crate) fn start_thread(&self, name: &str, f: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+        let t = std::thread::Builder::new().name(name.into()).spawn(f)?;
+        lock(&self.threads).push(t);
+        Ok(())
+    }
+
+    /// The threads to join at shutdown (called until it returns none).
+    pub(crate) fn take_threads(&self) -> Vec<std::thread::JoinHandle<()>> {
+        std::mem::take(&mut *lock(&self.threads))
     }
 
     fn notify_parked(&self) {
@@ -126,6 +214,8 @@ impl Shared {
             registered_tasks: self.registry.len(),
             sleeping_workers: self.idle.num_sleeping(),
             timers: self.driver.timers.armed(),
+            handoffs: self.handoffs.load(Relaxed),
+            blocking: self.blocking.metrics(),
         }
     }
 
@@ -135,6 +225,7 @@ impl Shared {
         for r in self.remotes.iter() {
             r.parker.unpark();
         }
+        self.monitor.unpark();
     }
 
     /// Cancels every task still alive: registered (idle) ones and queued ones.
@@ -175,11 +266,7 @@ fn schedule(shared: &Arc<Shared>, task: Notified, is_yield: bool) {
         // SAFETY: CORE points to a live context (set by its guard).
         let w = unsafe { &*w };
         if Arc::ptr_eq(&w.spawner.shared, shared) {
-            if let Ok(mut core) = w.core.try_borrow_mut() {
-                if let Some(core) = core.as_mut() {
-                    return w.schedule_local(core, task, is_yield);
-                }
-            }
+            return w.schedule_here(task, is_yield);
         }
     }
     shared.schedule_remote(task);
@@ -213,7 +300,7 @@ impl WorkerCtx {
             spawner,
             external,
             index,
-            core: RefCell::new(None),
+            lent: Arc::new(Lent::new()),
             inline_depth: Default::default(),
         }
     }
@@ -226,12 +313,16 @@ impl WorkerCtx {
         if depth >= super::MAX_INLINE_DEPTH {
             return;
         }
-        let next = match self.core.try_borrow_mut() {
-            Ok(mut core) => match core.as_mut() {
-                Some(core) if core.lifo.as_ref().is_some_and(|n| n.is(task)) => core.lifo.take(),
-                _ => None,
-            },
-            Err(_) => None,
+        let next = match self.lent.take() {
+            Some(mut core) => {
+                let next = match &core.lifo {
+                    Some(n) if n.is(task) => core.lifo.take(),
+                    _ => None,
+                };
+                self.lent.lend(core);
+                next
+            }
+            None => None,
         };
         if let Some(next) = next {
             bump(&self.counters().polls, 1);
@@ -268,13 +359,33 @@ impl WorkerCtx {
     {
         let (notified, raw) = RawTask::allocate(future, self.spawner.clone());
         bump(&self.counters().spawns, 1);
-        match self.core.try_borrow_mut() {
-            Ok(mut core) if core.is_some() => {
-                self.schedule_local(core.as_mut().unwrap(), notified, false)
-            }
-            _ => self.shared().schedule_remote(notified),
-        }
+        self.schedule_here(notified, false);
         JoinHandle::new(raw)
+    }
+
+    /// Schedules on this thread's core if it still has it, else remotely.
+    fn schedule_here(&self, task: Notified, is_yield: bool) {
+        match self.lent.take() {
+            Some(mut core) => {
+                self.schedule_local(&mut core, task, is_yield);
+                self.lent.lend(core);
+            }
+            None => self.shared().schedule_remote(task),
+        }
+    }
+
+    /// Gives this thread's core to a new thread (`block_in_place`): the
+    /// current poll goes on here without it.
+    pub(crate) fn hand_off_core(&self) {
+        let shared = &self.spawner.shared;
+        if let Some(core) = self.lent.take() {
+            match Shared::start_worker(shared, self.index, core) {
+                Ok(()) => {
+                    shared.handoffs.fetch_add(1, Relaxed);
+                }
+                Err((_, core)) => self.lent.lend(core), // runs in place instead
+            }
+        }
     }
 
     fn schedule_local(&self, core: &mut Core, task: Notified, is_yield: bool) {
@@ -293,23 +404,25 @@ impl WorkerCtx {
         }
     }
 
-    fn run(&self, mut core: Box<Core>) -> Box<Core> {
+    /// The run loop; returns the core at shutdown, or `None` once this
+    /// thread lost it to a new thread (it then exits).
+    fn run(&self, mut core: Box<Core>) -> Option<Box<Core>> {
         while !self.shared().is_shutdown() {
             core.tick = core.tick.wrapping_add(1);
             if core.tick.is_multiple_of(GLOBAL_POLL_INTERVAL) {
-                core = self.maintenance(core);
+                core = self.maintenance(core)?;
             }
             if let Some(task) = self.next_task(&mut core) {
-                core = self.run_task(core, task);
+                core = self.run_task(core, task)?;
                 continue;
             }
             if let Some(task) = self.steal_work(&mut core) {
-                core = self.run_task(core, task);
+                core = self.run_task(core, task)?;
                 continue;
             }
-            core = self.park(core);
+            core = self.park(core)?;
         }
-        core
+        Some(core)
     }
 
     fn next_task(&self, core: &mut Core) -> Option<Notified> {
@@ -345,7 +458,9 @@ impl WorkerCtx {
         Some(first)
     }
 
-    fn run_task(&self, mut core: Box<Core>, task: Notified) -> Box<Core> {
+    /// Runs `task`, then the LIFO slot's tasks (a few); `None` if the core
+    /// was taken away during a poll.
+    fn run_task(&self, mut core: Box<Core>, task: Notified) -> Option<Box<Core>> {
         if core.is_searching {
             core.is_searching = false;
             if self.shared().idle.worker_from_searching() {
@@ -356,28 +471,24 @@ impl WorkerCtx {
         core.lifo_polls = 0;
         let counters = self.counters();
         bump(&counters.polls, 1);
-        *self.core.borrow_mut() = Some(core);
+        self.lent.lend(core);
         task.run();
         loop {
-            let mut core = self
-                .core
-                .borrow_mut()
-                .take()
-                .expect("worker core went missing");
+            let mut core = self.lent.take()?;
             let Some(task) = core.lifo.take() else {
-                return core;
+                return Some(core);
             };
             if core.lifo_polls >= MAX_LIFO_POLLS {
                 if core.queue.push_back(task, &self.shared().inject) {
                     bump(&counters.overflows, 1);
                 }
                 self.shared().notify_parked();
-                return core;
+                return Some(core);
             }
             core.lifo_polls += 1;
             bump(&counters.lifo_hits, 1);
             bump(&counters.polls, 1);
-            *self.core.borrow_mut() = Some(core);
+            self.lent.lend(core);
             task.run();
         }
     }
@@ -420,10 +531,10 @@ impl WorkerCtx {
         None
     }
 
-    fn park(&self, core: Box<Core>) -> Box<Core> {
+    fn park(&self, core: Box<Core>) -> Option<Box<Core>> {
         let mut core = core;
         if core.lifo.is_some() || !core.queue.is_empty() {
-            return core;
+            return Some(core);
         }
         let shared = self.shared();
         let was_last_searcher = shared.idle.worker_to_parked(self.index, core.is_searching);
@@ -445,36 +556,33 @@ impl WorkerCtx {
             None => {
                 parker.park();
                 core.is_searching = shared.idle.worker_from_parked(self.index);
-                core
+                Some(core)
             }
         }
     }
 
     /// Every `GLOBAL_POLL_INTERVAL` ticks: serve due timers and ready I/O
     /// if nobody is parked on the driver doing it.
-    fn maintenance(&self, core: Box<Core>) -> Box<Core> {
+    fn maintenance(&self, core: Box<Core>) -> Option<Box<Core>> {
         let driver = &self.shared().driver;
         if !driver.has_work() {
-            return core;
+            return Some(core);
         }
         match driver.try_lock() {
             Some(driver) => self.with_core(core, || {
                 driver.poll_now();
                 driver.dispatch();
             }),
-            None => core,
+            None => Some(core),
         }
     }
 
-    /// Runs `f` with the core in place, so that tasks it wakes are
-    /// scheduled on this worker.
-    fn with_core(&self, core: Box<Core>, f: impl FnOnce()) -> Box<Core> {
-        *self.core.borrow_mut() = Some(core);
+    /// Runs `f` with the core lent, so that tasks it wakes are scheduled on
+    /// this worker; `None` if the core was taken away meanwhile.
+    fn with_core(&self, core: Box<Core>, f: impl FnOnce()) -> Option<Box<Core>> {
+        self.lent.lend(core);
         f();
-        self.core
-            .borrow_mut()
-            .take()
-            .expect("worker core went missing")
+        self.lent.take()
     }
 }
 
@@ -491,7 +599,11 @@ impl Core {
 }
 
 /// Builds the shared state and one core per worker.
-pub(crate) fn build(workers: usize) -> std::io::Result<(Arc<Shared>, Vec<Core>)> {
+pub(crate) fn build(
+    workers: usize,
+    config: Config,
+    blocking: Arc<Pool>,
+) -> std::io::Result<(Arc<Shared>, Vec<Core>)> {
     let driver = Arc::new(Driver::new(workers)?);
     let mut remotes = Vec::with_capacity(workers);
     let mut cores = Vec::with_capacity(workers);
@@ -501,6 +613,7 @@ pub(crate) fn build(workers: usize) -> std::io::Result<(Arc<Shared>, Vec<Core>)>
             stealer,
             parker: Parker::with_driver(driver.clone()),
             counters: CachePadded(WorkerCounters::default()),
+            active: Mutex::new(Arc::new(Lent::new())),
         });
         cores.push(Core {
             lifo: None,
@@ -517,8 +630,13 @@ pub(crate) fn build(workers: usize) -> std::io::Result<(Arc<Shared>, Vec<Core>)>
         idle: Idle::new(workers),
         registry: Registry::new(workers * 4),
         driver,
+        blocking,
         shutdown: AtomicBool::new(false),
         remote_schedules: AtomicU64::new(0),
+        config,
+        threads: Mutex::new(Vec::new()),
+        handoffs: AtomicU64::new(0),
+        monitor: Parker::new(),
     });
     Ok((shared, cores))
 }
@@ -540,8 +658,11 @@ impl Spawner {
 /// A worker thread's body.
 pub(crate) fn run_worker(external: Arc<Spawner>, index: usize, core: Box<Core>) {
     let ctx = WorkerCtx::new(external, index);
+    *lock(&ctx.shared().remotes[index].active) = ctx.lent.clone();
     let _guard = CoreGuard::enter(CoreRef::Multi(&ctx));
-    let mut core = ctx.run(core);
+    let Some(mut core) = ctx.run(core) else {
+        return; // the core went on in another thread
+    };
     // Shutdown: cancel what is left here. Cancelling runs destructors that
     // may wake other tasks; with the core out of `ctx`, those go to the
     // injector, which the runtime drains after every worker has stopped.
@@ -556,6 +677,16 @@ mod loom_model {
     use super::*;
     use crate::loom::AtomicUsize;
     use loom::thread;
+
+    fn test_build(workers: usize) -> (Arc<Shared>, Vec<Core>) {
+        let config = Config {
+            thread_name: "loom".into(),
+            stack_size: None,
+            handoff_after: None,
+        };
+        let pool = Pool::new(1, Duration::from_secs(1), "loom-blocking".into());
+        build(workers, config, pool).unwrap()
+    }
 
     /// Runs one worker's real loop pieces until it has run `want` tasks.
     fn worker(
@@ -573,10 +704,42 @@ mod loom_model {
                 .next_task(&mut core)
                 .or_else(|| ctx.steal_work(&mut core))
             {
-                Some(t) => core = ctx.run_task(core, t),
-                None => core = ctx.park(core),
+                Some(t) => core = ctx.run_task(core, t).expect("no hand-off in this model"),
+                None => core = ctx.park(core).expect("no hand-off in this model"),
             }
         }
+    }
+
+    /// The monitor retakes a core while the task running on it spawns:
+    /// exactly one side ends up owning the core, and the spawned task is
+    /// queued exactly once (on the core, or in the injector).
+    #[test]
+    fn retake_races_a_local_spawn() {
+        loom::model(|| {
+            let (shared, mut cores) = test_build(1);
+            let ctx = WorkerCtx::new(external_spawner(&shared), 0);
+            *lock(&shared.remotes[0].active) = ctx.lent.clone();
+            ctx.lent.lend(Box::new(cores.pop().unwrap())); // a task is running
+            let lent = lock(&shared.remotes[0].active).clone();
+            let monitor = thread::spawn(move || lent.take());
+            {
+                let _g = CoreGuard::enter(CoreRef::Multi(&ctx));
+                drop(ctx.spawn(async {}));
+            }
+            let taken = monitor.join().unwrap();
+            let kept = ctx.lent.take();
+            assert!(taken.is_some() != kept.is_some(), "one owner of the core");
+            let mut core = taken.or(kept).unwrap();
+            let mut queued = 0;
+            while let Some(t) = core.lifo.take().or_else(|| core.queue.pop()) {
+                queued += 1;
+                drop(t);
+            }
+            queued += shared.inject.pop_n(8).len();
+            assert_eq!(queued, 1, "the spawned task is queued exactly once");
+            shared.begin_shutdown();
+            shared.cancel_all();
+        });
     }
 
     /// A task injected from outside while the only worker goes to sleep
@@ -584,7 +747,7 @@ mod loom_model {
     #[test]
     fn park_remote_schedule_wakes_the_sleeper() {
         loom::model(|| {
-            let (shared, mut cores) = build(1).unwrap();
+            let (shared, mut cores) = test_build(1);
             let external = external_spawner(&shared);
             let ran = Arc::new(AtomicUsize::new(0));
             let w = {
@@ -616,7 +779,7 @@ mod loom_model {
         let mut model = loom::model::Builder::new();
         model.preemption_bound = Some(1);
         model.check(|| {
-            let (shared, mut cores) = build(2).unwrap();
+            let (shared, mut cores) = test_build(2);
             let external = external_spawner(&shared);
             let ran = Arc::new(AtomicUsize::new(0));
             let workers: Vec<_> = (0..2)

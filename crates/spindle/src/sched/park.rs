@@ -151,6 +151,16 @@ impl Parker {
     }
 }
 
+#[cfg(all(test, loom))]
+impl Parker {
+    /// Consumes a pending notification (models check one was sent).
+    pub(crate) fn take_notification(&self) -> bool {
+        self.state
+            .compare_exchange(NOTIFIED, EMPTY, SeqCst, SeqCst)
+            .is_ok()
+    }
+}
+
 /// `Waker::from` needs `std::sync::Arc`, also under loom.
 struct ThreadWaker(Parker);
 

@@ -8,7 +8,7 @@ use crate::sched::driver::Driver;
 use crate::time::timers::{Armed, Slot};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use crate::loom::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 

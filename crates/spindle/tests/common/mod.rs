@@ -157,3 +157,13 @@ pub async fn until(cond: impl Fn() -> bool) {
         std::thread::sleep(std::time::Duration::from_micros(50));
     }
 }
+
+/// `until` for plain threads: waits until `cond` holds or 5 s pass, and
+/// returns whether it holds.
+pub fn until_blocking(cond: impl Fn() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !cond() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    cond()
+}

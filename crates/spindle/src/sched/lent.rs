@@ -1,0 +1,57 @@
+//! The slot a worker thread lends its core through while a task runs, so
+//! that the monitor (`monitor.rs`) can take the core away from a thread
+//! stuck in a poll and hand it to a fresh thread (Go's sysmon retaking a P
+//! from an M in a syscall), and `block_in_place` can give it away.
+//!
+//! One `AtomicPtr<Core>` per worker *thread* (not per core index: a thread
+//! that lost its core keeps its own, now empty, slot, and can never take
+//! the replacement thread's core by mistake):
+//!
+//! ```text
+//! null  --lend (owner thread, Release store)--> core
+//! core  --take (owner thread, swap)-----------> null   the owner uses it, then lends it again
+//! core  --take (monitor / block_in_place)-----> null   the core now belongs to a new thread
+//! ```
+//!
+//! Whoever swaps a non-null pointer out owns the core: exactly one party
+//! can. The owner thread finding null where it lent its core has lost it:
+//! everything it schedules from then on goes through the injector, and its
+//! run loop ends after the current poll.
+
+use super::multi_thread::Core;
+use crate::loom::{AtomicPtr, Ordering::*};
+use std::ptr;
+
+pub(crate) struct Lent(AtomicPtr<Core>);
+
+impl Lent {
+    pub(crate) fn new() -> Lent {
+        Lent(AtomicPtr::new(ptr::null_mut()))
+    }
+
+    /// Puts the core in the slot (only the owner thread, only when empty).
+    pub(crate) fn lend(&self, core: Box<Core>) {
+        let prev = self.0.swap(Box::into_raw(core), AcqRel);
+        debug_assert!(prev.is_null(), "lent a core over another");
+    }
+
+    /// Takes the core out, if it is there.
+    pub(crate) fn take(&self) -> Option<Box<Core>> {
+        let p = self.0.swap(ptr::null_mut(), AcqRel);
+        // SAFETY: a non-null pointer here came from `Box::into_raw` in
+        // `lend`, and the swap made this caller its only owner (AcqRel: the
+        // lender's writes to the core happen before our use of it).
+        (!p.is_null()).then(|| unsafe { Box::from_raw(p) })
+    }
+
+    /// Whether a core is lent now (the monitor's cheap check).
+    pub(crate) fn is_lent(&self) -> bool {
+        !self.0.load(Relaxed).is_null()
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        drop(self.take()); // a core left behind is dropped (its tasks cancelled)
+    }
+}

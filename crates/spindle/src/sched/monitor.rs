@@ -1,0 +1,66 @@
+//! The monitor: one thread per multi-thread runtime (Go's sysmon).
+//!
+//! Every round (between `MIN_ROUND` and `handoff_after / 2` while tasks
+//! run, backing off to `MAX_ROUND` while every worker is idle) it
+//! - notices a worker whose thread has been inside one poll (its core lent
+//!   out, its poll counter unchanged) for `handoff_after` or longer, takes
+//!   the core from that thread's lending slot and starts a new thread on it
+//!   (`Shared::retake`), so the tasks queued behind a blocking call keep
+//!   running; the stuck thread finishes its poll and exits;
+//! - serves due timers and ready I/O when no worker is parked on the driver
+//!   to do it (every worker inside a long poll): the woken tasks go through
+//!   the injector.
+//!
+//! A poll counter that moved, or a core that is not lent, resets the
+//! worker's clock; so a worker is only retaken after a single poll spanned
+//! the whole threshold (sampling may add up to one round).
+
+use super::multi_thread::Shared;
+use crate::loom::{lock, Arc, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+const MIN_ROUND: Duration = Duration::from_micros(100);
+const BUSY_ROUND: Duration = Duration::from_millis(1);
+const MAX_ROUND: Duration = Duration::from_millis(10);
+
+/// The monitor thread's body; returns at runtime shutdown.
+pub(crate) fn run(shared: Arc<Shared>) {
+    let threshold = shared.config.handoff_after;
+    let busy_round = threshold.map_or(BUSY_ROUND, |t| (t / 2).clamp(MIN_ROUND, BUSY_ROUND));
+    let n = shared.remotes().len();
+    // Per worker: the poll count last seen and since when it has not moved.
+    let mut seen = vec![(u64::MAX, Instant::now()); n];
+    let mut round = busy_round;
+    while !shared.is_shutdown() {
+        shared.monitor.park_timeout(Some(round));
+        if shared.is_shutdown() {
+            break;
+        }
+        let now = Instant::now();
+        let mut busy = false;
+        for (i, remote) in shared.remotes().iter().enumerate() {
+            let lent = lock(&remote.active).is_lent();
+            let polls = remote.counters.polls.load(Relaxed);
+            if !lent || polls != seen[i].0 {
+                seen[i] = (polls, now);
+                busy |= lent;
+                continue;
+            }
+            busy = true;
+            if threshold.is_some_and(|t| now - seen[i].1 >= t) && Shared::retake(&shared, i) {
+                seen[i] = (polls, now);
+            }
+        }
+        if shared.driver.has_work() {
+            if let Some(driver) = shared.driver.try_lock() {
+                driver.poll_now();
+                driver.dispatch();
+            }
+        }
+        round = if busy {
+            busy_round
+        } else {
+            (round * 2).min(MAX_ROUND)
+        };
+    }
+}

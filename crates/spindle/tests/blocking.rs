@@ -1,0 +1,211 @@
+//! Blocking offload: `spawn_blocking` on every flavour, `block_in_place`,
+//! and the monitor's hand-off of a stuck worker's tasks to a new thread.
+//!
+//! The hand-off tests check that a heartbeat keeps ticking while a task
+//! blocks its worker; they ask for a generous fraction of the beats due
+//! (a loaded machine delays threads), never a tight time bound.
+
+mod common;
+
+use spindle::time::{self, Duration, Instant};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
+
+rt_test! {
+    fn spawn_blocking_returns_the_closures_value() {
+        let h = spindle::spawn_blocking(|| {
+            std::thread::sleep(Duration::from_millis(2));
+            6 * 7
+        });
+        assert_eq!(h.await.unwrap(), 42);
+        let hs: Vec<_> = (0..20u64).map(|i| spindle::spawn_blocking(move || i * 2)).collect();
+        let mut sum = 0;
+        for h in hs {
+            sum += h.await.unwrap();
+        }
+        assert_eq!(sum, 380);
+    }
+}
+
+rt_test! {
+    fn a_panicking_blocking_closure_surfaces_in_its_join_handle() {
+        let err = spindle::spawn_blocking(|| -> u32 { panic!("disk on fire") })
+            .await
+            .unwrap_err();
+        assert!(err.is_panic());
+        assert!(err.to_string().contains("disk on fire"), "{err}");
+        // The pool survives it.
+        assert_eq!(spindle::spawn_blocking(|| 1).await.unwrap(), 1);
+    }
+}
+
+rt_test! {
+    fn spawn_blocking_may_spawn_tasks_onto_the_runtime() {
+        let h = spindle::spawn_blocking(|| spindle::spawn(async { 5 }));
+        assert_eq!(h.await.unwrap().await.unwrap(), 5);
+    }
+}
+
+#[test]
+fn a_pool_at_its_limit_queues_jobs_and_says_so() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .max_blocking_threads(2)
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let running = Arc::new(AtomicU64::new(0));
+        let peak = Arc::new(AtomicU64::new(0));
+        let hs: Vec<_> = (0..10)
+            .map(|_| {
+                let (running, peak) = (running.clone(), peak.clone());
+                spindle::spawn_blocking(move || {
+                    let now = running.fetch_add(1, SeqCst) + 1;
+                    peak.fetch_max(now, SeqCst);
+                    std::thread::sleep(Duration::from_millis(5));
+                    running.fetch_sub(1, SeqCst);
+                })
+            })
+            .collect();
+        for h in hs {
+            h.await.unwrap();
+        }
+        assert!(peak.load(SeqCst) <= 2, "ran {} at once", peak.load(SeqCst));
+    });
+    let m = rt.metrics().blocking;
+    assert!(m.queued_at_limit >= 8, "{m:?}");
+    assert!(m.spawned_threads <= 2, "{m:?}");
+}
+
+#[test]
+fn idle_pool_threads_are_reused_then_retire() {
+    let rt = spindle::Builder::new_current_thread()
+        .blocking_keep_alive(Duration::from_millis(30))
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        for i in 0..20 {
+            assert_eq!(spindle::spawn_blocking(move || i).await.unwrap(), i);
+        }
+    });
+    let m = rt.metrics().blocking;
+    assert_eq!(m.spawned_threads, 1, "one thread, reused: {m:?}");
+    assert!(common::until_blocking(|| rt.metrics().blocking.threads == 0), "the idle thread retired");
+}
+
+#[test]
+fn shutdown_cancels_queued_jobs_and_waits_for_running_ones() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .max_blocking_threads(1)
+        .build()
+        .unwrap();
+    let finished = Arc::new(AtomicBool::new(false));
+    let f = finished.clone();
+    let running = rt.spawn_blocking_for_test(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        f.store(true, SeqCst);
+    });
+    let queued = rt.spawn_blocking_for_test(|| unreachable!("a queued job ran after shutdown"));
+    assert!(common::until_blocking(|| rt.metrics().blocking.queue_depth == 1));
+    drop(rt);
+    assert!(finished.load(SeqCst), "drop waited for the running job");
+    let _ = running;
+    let err = futures_block(queued).unwrap_err();
+    assert!(err.is_cancelled(), "{err}");
+}
+
+trait SpawnBlockingForTest {
+    fn spawn_blocking_for_test<R: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> R + Send + 'static,
+    ) -> spindle::JoinHandle<R>;
+}
+
+impl SpawnBlockingForTest for spindle::Runtime {
+    fn spawn_blocking_for_test<R: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> R + Send + 'static,
+    ) -> spindle::JoinHandle<R> {
+        self.handle().spawn_blocking(f)
+    }
+}
+
+/// Counts 1 ms heartbeats until `stop`; returns the beats.
+fn heartbeat(stop: Arc<AtomicBool>) -> spindle::JoinHandle<u64> {
+    spindle::spawn(async move {
+        let mut beats = 0;
+        let mut iv = time::interval(Duration::from_millis(1));
+        while !stop.load(SeqCst) {
+            iv.tick().await;
+            beats += 1;
+        }
+        beats
+    })
+}
+
+/// One worker; a task blocks it for 200 ms via `block`; a heartbeat must
+/// keep ticking meanwhile. Returns (beats, ms elapsed, runtime metrics).
+fn heartbeat_while_blocked(
+    builder: spindle::Builder,
+    block: fn(),
+) -> (u64, u128, spindle::RuntimeMetrics) {
+    let rt = builder.workers(1).build().unwrap();
+    let (beats, ms) = rt.block_on(async {
+        let stop = Arc::new(AtomicBool::new(false));
+        let hb = heartbeat(stop.clone());
+        time::sleep(Duration::from_millis(5)).await; // heartbeat running
+        let start = Instant::now();
+        spindle::spawn(async move { block() }).await.unwrap();
+        let ms = start.elapsed().as_millis();
+        stop.store(true, SeqCst);
+        (hb.await.unwrap(), ms)
+    });
+    let m = rt.metrics();
+    (beats, ms, m)
+}
+
+#[test]
+fn a_task_blocking_its_worker_is_handed_off_and_the_heartbeat_keeps_ticking() {
+    let (beats, ms, m) = heartbeat_while_blocked(spindle::Builder::new_multi_thread(), || {
+        std::thread::sleep(Duration::from_millis(200))
+    });
+    eprintln!("auto hand-off: {beats} beats in {ms} ms, {} hand-offs", m.handoffs);
+    assert!(m.handoffs >= 1, "the monitor never retook the stuck worker");
+    assert!(beats >= 50, "heartbeat starved: {beats} beats in {ms} ms");
+}
+
+#[test]
+fn block_in_place_hands_the_worker_off_at_once() {
+    let (beats, ms, m) = heartbeat_while_blocked(
+        spindle::Builder::new_multi_thread().handoff_after(None),
+        || spindle::block_in_place(|| std::thread::sleep(Duration::from_millis(200))),
+    );
+    eprintln!("block_in_place: {beats} beats in {ms} ms");
+    assert_eq!(m.handoffs, 1);
+    assert!(beats >= 50, "heartbeat starved: {beats} beats in {ms} ms");
+}
+
+#[test]
+fn without_hand_off_a_blocked_single_worker_starves_the_heartbeat() {
+    // The control for the two tests above: the heartbeat is really
+    // stuck behind the blocking task when nothing hands the worker off.
+    let (beats, ms, m) = heartbeat_while_blocked(
+        spindle::Builder::new_multi_thread().handoff_after(None),
+        || std::thread::sleep(Duration::from_millis(200)),
+    );
+    eprintln!("no hand-off: {beats} beats in {ms} ms");
+    assert_eq!(m.handoffs, 0);
+    assert!(beats < 50, "{beats} beats: the control did not block anything");
+}
+
+#[test]
+fn block_in_place_outside_a_worker_runs_in_place() {
+    assert_eq!(spindle::block_in_place(|| 3), 3);
+    let rt = spindle::Builder::new_current_thread().build().unwrap();
+    assert_eq!(rt.block_on(async { spindle::block_in_place(|| 4) }), 4);
+}
+
+fn futures_block<F: std::future::Future>(f: F) -> F::Output {
+    spindle::Builder::new_current_thread().build().unwrap().block_on(f)
+}
