@@ -3,13 +3,34 @@
 //!
 //! Each registered file descriptor is a `Source` with a readiness record per
 //! direction (read, write). Sources are registered once, edge-triggered, for
-//! both directions. The protocol per direction:
-//! - an event sets `ready` and bumps `tick`, then wakes the waiting task;
-//! - a task that gets `WouldBlock` clears `ready` only if `tick` is still
-//!   the one it saw before its attempt (`clear_ready`), so an edge that
-//!   arrived during the attempt is not lost;
-//! - `poll_ready` returns `Ready` while `ready` is set, else stores the waker
-//!   under the same lock the event takes, so an event after the check wakes it.
+//! both directions, and start out ready in both (see `register`).
+//!
+//! The protocol per direction, all under the source's lock:
+//! - an event sets `ready`, bumps `tick`, and takes every stored waker, which
+//!   `dispatch` wakes after dropping its locks;
+//! - `poll_ready` returns `Ready(tick)` while `ready` is set; otherwise it
+//!   stores the caller's waker (under the same lock the event takes, so an
+//!   event after the check finds it) and returns `Pending`;
+//! - a task whose attempt got `WouldBlock` calls `clear_ready(tick)` with the
+//!   tick `poll_ready` gave it: `ready` is cleared only if no event came
+//!   since (`tick` unchanged). An edge that arrived during the attempt leaves
+//!   `ready` set, so the next `poll_ready` retries instead of sleeping on an
+//!   edge that will never come again.
+//!
+//! Why no wake-up is lost: edge-triggered epoll reports a transition once.
+//! A transition after the attempt's syscall produces an event; that event
+//! either precedes `clear_ready` (then `tick` moved and `ready` stays set) or
+//! follows it (then it sets `ready` again and wakes whatever `poll_ready`
+//! stored, or `poll_ready` sees `ready`). A transition before the syscall is
+//! seen by the syscall itself.
+//!
+//! Several tasks may wait on one direction (a `UdpSocket` shared by
+//! reference, a stream behind an `Arc`): each distinct waker is kept and all
+//! are woken by the next event. A waiter that went away leaves a stale waker
+//! until then (a spurious wake-up at worst); past `MAX_WAITERS` distinct
+//! wakers the stored ones are woken at once and forgotten, so a pathological
+//! waiter cannot grow the list without bound, and none is lost (a woken task
+//! that still waits registers again).
 //!
 //! Only the driver-lock holder waits on the poller and dispatches events;
 //! `notify` (any thread) makes the current or next wait return.
@@ -22,6 +43,10 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+/// Distinct wakers kept per direction before they are flushed (see the
+/// module docs).
+const MAX_WAITERS: usize = 64;
+
 /// Read or write readiness.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Direction {
@@ -33,7 +58,45 @@ pub(crate) enum Direction {
 struct Readiness {
     ready: bool,
     tick: u64,
+    /// The usual single waiter.
     waker: Option<Waker>,
+    /// Further distinct waiters (rare).
+    more: Vec<Waker>,
+}
+
+impl Readiness {
+    /// An event: ready, a new tick, and every waiter moved to `out`.
+    fn fire(&mut self, out: &mut Vec<Waker>) {
+        self.ready = true;
+        self.tick = self.tick.wrapping_add(1);
+        self.take_wakers(out);
+    }
+
+    fn take_wakers(&mut self, out: &mut Vec<Waker>) {
+        out.extend(self.waker.take());
+        out.append(&mut self.more);
+    }
+
+    /// Stores `waker` unless an equivalent one is already stored; returns
+    /// wakers to wake now (the list overflowed).
+    fn store(&mut self, waker: &Waker) -> Vec<Waker> {
+        match &mut self.waker {
+            None => self.waker = Some(waker.clone()),
+            Some(w) if w.will_wake(waker) => {}
+            Some(_) => {
+                if !self.more.iter().any(|w| w.will_wake(waker)) {
+                    if self.more.len() >= MAX_WAITERS {
+                        let mut flushed = Vec::new();
+                        self.take_wakers(&mut flushed);
+                        self.waker = Some(waker.clone());
+                        return flushed;
+                    }
+                    self.more.push(waker.clone());
+                }
+            }
+        }
+        Vec::new()
+    }
 }
 
 /// A registered file descriptor's readiness.
@@ -45,8 +108,10 @@ pub(crate) struct Source {
 
 pub(crate) struct Reactor {
     poller: Poller,
-    /// Filled by `wait`, drained by `dispatch` (driver-lock holder only).
-    events: Mutex<Events>,
+    /// Filled by `wait`, drained by `dispatch` (driver-lock holder only),
+    /// with the buffer `dispatch` collects wakers in (kept to avoid an
+    /// allocation per turn).
+    events: Mutex<(Events, Vec<Waker>)>,
     sources: Mutex<Slab>,
     registered: AtomicUsize,
 }
@@ -62,20 +127,29 @@ impl Reactor {
     pub(crate) fn new() -> io::Result<Reactor> {
         Ok(Reactor {
             poller: Poller::new()?,
-            events: Mutex::new(Events::new()),
+            events: Mutex::new((Events::new(), Vec::new())),
             sources: Mutex::new(Slab::default()),
             registered: AtomicUsize::new(0),
         })
     }
 
     /// Registers `fd` (non-blocking, owned by the caller until `deregister`).
+    ///
+    /// The source starts ready in both directions: a socket is writable
+    /// until its buffer fills, and may hold data already (an accepted
+    /// connection often does). The first attempt finds out; a `WouldBlock`
+    /// then clears the direction as usual.
     pub(crate) fn register(&self, fd: RawFd) -> io::Result<Arc<Source>> {
         let mut slab = lock(&self.sources);
         let key = slab.free.pop().unwrap_or(slab.entries.len());
+        let ready = || Readiness {
+            ready: true,
+            ..Readiness::default()
+        };
         let source = Arc::new(Source {
             fd,
             key,
-            state: Mutex::new(Default::default()),
+            state: Mutex::new([ready(), ready()]),
         });
         // SAFETY: the caller keeps `fd` open until `deregister`, which
         // removes it from the poller before the fd can be closed.
@@ -101,16 +175,17 @@ impl Reactor {
         // SAFETY: the fd is still open (the caller closes it after this).
         let fd = unsafe { BorrowedFd::borrow_raw(source.fd) };
         let _ = self.poller.delete(fd);
-        let mut slab = lock(&self.sources);
-        slab.entries[source.key] = None;
-        slab.free.push(source.key);
-        self.registered.fetch_sub(1, SeqCst);
-        // Wake anyone still waiting: their next attempt sees the fd gone.
-        let wakers: Vec<_> = lock(&source.state)
-            .iter_mut()
-            .filter_map(|r| r.waker.take())
-            .collect();
-        drop(slab);
+        let mut wakers = Vec::new();
+        {
+            let mut slab = lock(&self.sources);
+            slab.entries[source.key] = None;
+            slab.free.push(source.key);
+            self.registered.fetch_sub(1, SeqCst);
+            // Wake anyone still waiting: their next attempt sees the fd gone.
+            for r in lock(&source.state).iter_mut() {
+                r.take_wakers(&mut wakers);
+            }
+        }
         wakers.into_iter().for_each(Waker::wake);
     }
 
@@ -121,10 +196,10 @@ impl Reactor {
 
     /// Blocks until an event, `notify`, or `timeout` (`None`: no limit).
     pub(crate) fn wait(&self, timeout: Option<Duration>) {
-        let mut events = lock(&self.events);
-        events.clear();
+        let mut guard = lock(&self.events);
+        guard.0.clear();
         // An error here (EINTR) is a spurious wake-up: the caller re-checks.
-        let _ = self.poller.wait(&mut events, timeout);
+        let _ = self.poller.wait(&mut guard.0, timeout);
     }
 
     /// Makes the current or next `wait` return.
@@ -134,12 +209,12 @@ impl Reactor {
 
     /// Wakes the tasks the last `wait` found ready; returns how many events.
     pub(crate) fn dispatch(&self) -> usize {
-        let mut events = lock(&self.events);
+        let mut guard = lock(&self.events);
+        let (events, wakers) = &mut *guard;
         let n = events.len();
         if n == 0 {
             return 0;
         }
-        let mut wakers = Vec::new();
         {
             let slab = lock(&self.sources);
             for ev in events.iter() {
@@ -147,70 +222,59 @@ impl Reactor {
                     continue; // deregistered since
                 };
                 let mut state = lock(&source.state);
-                for (dir, hit) in [(Direction::Read, ev.readable), (Direction::Write, ev.writable)] {
-                    if hit {
-                        let r = &mut state[dir as usize];
-                        r.ready = true;
-                        r.tick = r.tick.wrapping_add(1);
-                        wakers.extend(r.waker.take());
-                    }
+                if ev.readable {
+                    state[Direction::Read as usize].fire(wakers);
+                }
+                if ev.writable {
+                    state[Direction::Write as usize].fire(wakers);
                 }
             }
         }
         events.clear();
-        drop(events);
-        wakers.into_iter().for_each(Waker::wake);
+        // Woken outside the slab lock: a wake may schedule a task, never
+        // re-enter the reactor, but other threads register meanwhile.
+        wakers.drain(..).for_each(Waker::wake);
         n
     }
-}
 
-impl Reactor {
     /// Runtime shutdown: drops every waiting task's waker.
     pub(crate) fn shut_down(&self) {
-        let slab = lock(&self.sources);
-        let wakers: Vec<_> = slab
-            .entries
-            .iter()
-            .flatten()
-            .flat_map(|s| lock(&s.state).iter_mut().filter_map(|r| r.waker.take()).collect::<Vec<_>>())
-            .collect();
-        drop(slab);
+        let mut wakers = Vec::new();
+        {
+            let slab = lock(&self.sources);
+            for source in slab.entries.iter().flatten() {
+                for r in lock(&source.state).iter_mut() {
+                    r.take_wakers(&mut wakers);
+                }
+            }
+        }
         drop(wakers);
     }
 }
 
 impl Source {
-    /// `Ready(tick)` while `dir` is ready; otherwise registers the waker.
+    /// `Ready(tick)` while `dir` is ready; otherwise stores the waker.
     pub(crate) fn poll_ready(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<u64> {
-        let mut state = lock(&self.state);
-        let r = &mut state[dir as usize];
-        if r.ready {
-            return Poll::Ready(r.tick);
-        }
-        match &mut r.waker {
-            Some(w) => w.clone_from(cx.waker()),
-            slot => *slot = Some(cx.waker().clone()),
-        }
+        let flushed = {
+            let mut state = lock(&self.state);
+            let r = &mut state[dir as usize];
+            if r.ready {
+                return Poll::Ready(r.tick);
+            }
+            r.store(cx.waker())
+        };
+        flushed.into_iter().for_each(Waker::wake);
         Poll::Pending
     }
 
-    /// After `WouldBlock`: not ready any more, unless an event came since `tick`.
+    /// After `WouldBlock`: not ready any more, unless an event came since
+    /// `tick` (the value `poll_ready` returned before the attempt).
     pub(crate) fn clear_ready(&self, dir: Direction, tick: u64) {
         let mut state = lock(&self.state);
         let r = &mut state[dir as usize];
         if r.tick == tick {
             r.ready = false;
         }
-    }
-
-    /// Marks `dir` ready without an event: sockets start out writable, and a
-    /// freshly registered fd may already have data (edge-triggered epoll
-    /// reports the state at registration, but only once).
-    pub(crate) fn set_ready(&self, dir: Direction) {
-        let mut state = lock(&self.state);
-        let r = &mut state[dir as usize];
-        r.ready = true;
-        r.tick = r.tick.wrapping_add(1);
     }
 }
 

@@ -1,0 +1,79 @@
+//! `Registration`: one fd on the reactor of the runtime it was created in,
+//! and the retry loop every socket operation goes through (`poll_io`).
+//!
+//! A registration keeps its runtime's driver alive (an `Arc`), so dropping
+//! a socket after its runtime is gone still deregisters cleanly. Events for
+//! it are only dispatched while that runtime runs: a socket used from
+//! another runtime works only as long as its own one is alive.
+
+use super::reactor::{Direction, Source};
+use crate::sched::driver::Driver;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+
+pub(crate) struct Registration {
+    driver: Arc<Driver>,
+    source: Arc<Source>,
+}
+
+impl Registration {
+    /// Registers `fd` (already non-blocking) with the current runtime's reactor.
+    ///
+    /// Outside a runtime: an error saying so (not a panic: socket
+    /// constructors return `io::Result` anyway).
+    pub(crate) fn new(fd: RawFd) -> io::Result<Registration> {
+        let Some((driver, _)) = crate::sched::current_driver() else {
+            return Err(io::Error::other(
+                "spindle sockets must be created inside a spindle runtime \
+                 (a task, `Runtime::block_on`, or `Runtime::enter`)",
+            ));
+        };
+        let source = driver.io.register(fd)?;
+        Ok(Registration { driver, source })
+    }
+
+    /// Runs `op` once `dir` is ready, until it gives anything but
+    /// `WouldBlock`; `Pending` (waker stored) while `dir` is not ready.
+    pub(crate) fn poll_io<R>(
+        &self,
+        dir: Direction,
+        cx: &mut Context<'_>,
+        mut op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        loop {
+            let tick = ready!(self.source.poll_ready(dir, cx));
+            match op() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.source.clear_ready(dir, tick)
+                }
+                r => return Poll::Ready(r),
+            }
+        }
+    }
+
+    /// Awaits `op` as `poll_io` runs it.
+    pub(crate) async fn io<R>(
+        &self,
+        dir: Direction,
+        mut op: impl FnMut() -> io::Result<R>,
+    ) -> io::Result<R> {
+        std::future::poll_fn(|cx| self.poll_io(dir, cx, &mut op)).await
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        // The owner's fd is still open here: it is dropped after us.
+        self.driver.io.deregister(&self.source);
+    }
+}
+
+impl std::fmt::Debug for Registration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("fd", &self.source.as_raw_fd())
+            .finish()
+    }
+}
