@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::actor::ActorCell;
 use crate::graph::GraphShared;
-use crate::time::{self, Sleep};
+use spindle::time::{self, Sleep};
 
 /// Handed to each run of an actor.
 #[derive(Clone)]
@@ -146,7 +146,7 @@ impl Future for Tick<'_> {
             return Poll::Ready(false);
         }
         let s = match &mut e.sleep {
-            Some(s) if s.deadline() == e.next => s,
+            Some(s) if s.deadline() == Some(e.next) => s,
             slot => slot.insert(time::sleep_until(e.next)),
         };
         if Pin::new(s).poll(cx).is_ready() {

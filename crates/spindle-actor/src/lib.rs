@@ -56,7 +56,7 @@
 //! start), `supervisor.rs` (restarts, poison policy), `team.rs`,
 //! `context.rs` (shutdown vote, heartbeats), `state.rs`, `running.rs`
 //! (shutdown and stop report), `telemetry/` (server, sampler, renderers,
-//! page), `time.rs` (temporary timer shim). Design notes: `docs/actor.md`.
+//! page). Design notes: `docs/actor.md`.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -76,7 +76,6 @@ mod state;
 mod supervisor;
 mod team;
 pub mod telemetry;
-mod time;
 mod tx;
 mod waker_slot;
 

@@ -646,6 +646,7 @@ mod tests {
             }
             assert!(p.try_push(Counted(&drops)).is_err()); // full: dropped by the caller
             assert_eq!(drops.load(Relaxed), 1);
+            assert_eq!(c.avail(), 3);
             c.release(1);
             assert_eq!(drops.load(Relaxed), 2);
             let v = c.try_pop().unwrap();

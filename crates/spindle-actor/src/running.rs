@@ -62,25 +62,32 @@ impl RunningGraph {
     pub fn shutdown_after(&self, d: Duration) {
         let shared = self.shared.clone();
         drop(self.shared.rt.spawn(async move {
-            crate::time::sleep(d).await;
+            spindle::time::sleep(d).await;
             shared.request_shutdown("deadline reached");
         }));
     }
 
-    /// Requests a stop on Ctrl-C (SIGINT). Once per process: a second
-    /// graph asking for it gets [`GraphError::CtrlC`].
+    /// Requests a stop on Ctrl-C (SIGINT, through
+    /// [`spindle::signal::ctrl_c`]; from then on SIGINT no longer ends the
+    /// process by default). Fails if the handler cannot be installed.
     pub fn stop_on_ctrl_c(&self) -> Result<(), GraphError> {
-        // TEMPORARY: the `ctrlc` crate until `spindle::signal::ctrl_c()`
-        // lands in the core crate.
+        let mut ctrl_c = spindle::signal::ctrl_c();
+        // An installation failure is known at once: poll once to see it.
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        if let Poll::Ready(Err(e)) = Pin::new(&mut ctrl_c).poll(&mut cx) {
+            return Err(GraphError::CtrlC {
+                reason: e.to_string(),
+            });
+        }
         let weak = Arc::downgrade(&self.shared);
-        ctrlc::set_handler(move || {
-            if let Some(s) = weak.upgrade() {
-                s.request_shutdown("Ctrl-C");
+        drop(self.shared.rt.spawn(async move {
+            if ctrl_c.await.is_ok() {
+                if let Some(s) = weak.upgrade() {
+                    s.request_shutdown("Ctrl-C");
+                }
             }
-        })
-        .map_err(|e| GraphError::CtrlC {
-            reason: e.to_string(),
-        })
+        }));
+        Ok(())
     }
 
     /// Whether a stop was requested.
@@ -130,8 +137,38 @@ impl RunningGraph {
         self.report()
     }
 
-    /// Completes when every actor has stopped (for async callers; no
-    /// timeout: combine with a timer for one).
+    /// [`block_until_stopped`](Self::block_until_stopped) for async
+    /// callers: needed with a current-thread runtime, whose tasks only run
+    /// inside its `block_on` (`rt.block_on(running.wait_stopped(t))`).
+    pub async fn wait_stopped(&self, timeout: Duration) -> StopReport {
+        let s = &self.shared;
+        loop {
+            if s.live() == 0 {
+                break;
+            }
+            let deadline = match s.stop_request() {
+                Some((at, _)) if Instant::now() >= at + timeout => break,
+                Some((at, _)) => at + timeout,
+                None => Instant::now() + Duration::from_millis(200),
+            };
+            let mut stopped = self.stopped();
+            let mut sleep = spindle::time::sleep_until(deadline);
+            std::future::poll_fn(|cx| {
+                if Pin::new(&mut stopped).poll(cx).is_ready()
+                    || Pin::new(&mut sleep).poll(cx).is_ready()
+                {
+                    Poll::Ready(())
+                } else {
+                    Poll::Pending
+                }
+            })
+            .await;
+        }
+        self.report()
+    }
+
+    /// Completes when every actor has stopped (no timeout; see
+    /// [`wait_stopped`](Self::wait_stopped) for one).
     pub fn stopped(&self) -> Stopped<'_> {
         Stopped {
             shared: &self.shared,

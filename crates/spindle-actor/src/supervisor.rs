@@ -39,7 +39,7 @@ use crate::context::ActorContext;
 use crate::error::ActorError;
 use crate::graph::GraphShared;
 use crate::port::ChannelInfo;
-use crate::time::{self, Sleep};
+use spindle::time::{self, Sleep};
 
 pub(crate) type RunFuture = Pin<Box<dyn Future<Output = Result<(), ActorError>> + Send>>;
 pub(crate) type Factory = Box<dyn FnMut(ActorContext) -> RunFuture + Send>;
