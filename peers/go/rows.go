@@ -411,9 +411,12 @@ func blockingPressure(n uint64, workers int) outcome {
 	var done atomic.Bool
 	beats := make(chan uint64, 1)
 	go func() {
+		// A 1 ms ticker: a slow receiver drops ticks (the channel holds one).
+		t := time.NewTicker(blockingSleep)
+		defer t.Stop()
 		var b uint64
 		for !done.Load() {
-			time.Sleep(blockingSleep)
+			<-t.C
 			b++
 		}
 		beats <- b

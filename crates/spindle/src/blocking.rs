@@ -50,7 +50,6 @@ struct State {
     spawned_threads: u64,
 }
 
-
 impl Pool {
     pub(crate) fn new(max_threads: usize, keep_alive: Duration, thread_name: String) -> Arc<Pool> {
         Arc::new(Pool {
@@ -231,7 +230,10 @@ impl<F: FnOnce() -> R, R> Future for BlockingTask<F> {
     type Output = R;
 
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<R> {
-        let f = self.0.take().expect("blocking task polled after completion");
+        let f = self
+            .0
+            .take()
+            .expect("blocking task polled after completion");
         Poll::Ready(f())
     }
 }

@@ -26,14 +26,14 @@
 mod blocking;
 mod cancel;
 pub mod chan;
+mod combinators;
 #[cfg(not(loom))]
 pub(crate) mod io;
-#[cfg(not(loom))]
-pub mod net;
-mod combinators;
 pub(crate) mod loom;
 #[cfg(all(test, loom))]
 mod loom_models;
+#[cfg(not(loom))]
+pub mod net;
 mod runtime;
 mod sched;
 mod scope;
@@ -43,10 +43,10 @@ pub mod task;
 pub mod time;
 mod yield_now;
 
+pub use blocking::spawn_blocking;
 pub use cancel::{CancellationToken, Cancelled};
 pub use combinators::{join_all, race, when_n, JoinAll, Race, WhenN};
 pub use runtime::{BuildError, Builder, Flavor, Runtime};
-pub use blocking::spawn_blocking;
 pub use sched::metrics::{BlockingMetrics, RuntimeMetrics, WorkerMetrics};
 pub use sched::{block_in_place, spawn, EnterGuard, Handle};
 pub use scope::{scope, try_scope, Scope, ScopeError};

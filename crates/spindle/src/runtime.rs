@@ -5,9 +5,9 @@
 //! spawned afterwards through a surviving `Handle` — so that each future is
 //! dropped exactly once and every task allocation is freed.
 
+use crate::blocking::Pool;
 use crate::sched::metrics::RuntimeMetrics;
 use crate::sched::{self, current_thread, multi_thread, EnterGuard, Handle, HandleInner};
-use crate::blocking::Pool;
 use std::fmt;
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -34,7 +34,7 @@ pub struct Builder {
 }
 
 /// Default [`Builder::handoff_after`].
-pub const DEFAULT_HANDOFF_AFTER: Duration = Duration::from_millis(2);
+pub const DEFAULT_HANDOFF_AFTER: Duration = Duration::from_millis(1);
 
 /// Why a runtime could not be built.
 #[derive(Debug)]
@@ -130,7 +130,7 @@ impl Builder {
 
     /// Multi-thread flavour: when one poll has run this long, the monitor
     /// hands that worker's queued tasks (its core) to a new thread, so they
-    /// are not stuck behind a task that blocks (default 2 ms; `None`: never,
+    /// are not stuck behind a task that blocks (default 1 ms; `None`: never,
     /// the monitor then only serves timers and I/O).
     pub fn handoff_after(mut self, after: Option<Duration>) -> Builder {
         self.handoff_after = after;

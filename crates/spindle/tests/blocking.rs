@@ -83,14 +83,21 @@ fn idle_pool_threads_are_reused_then_retire() {
         .blocking_keep_alive(Duration::from_millis(30))
         .build()
         .unwrap();
+    let handle = rt.handle().clone();
     rt.block_on(async {
         for i in 0..20 {
             assert_eq!(spindle::spawn_blocking(move || i).await.unwrap(), i);
+            // The handle wakes before the thread is back waiting; once it
+            // waits, the next job must go to it rather than a new thread.
+            assert!(common::until_blocking(|| handle.metrics().blocking.idle_threads == 1));
         }
     });
     let m = rt.metrics().blocking;
     assert_eq!(m.spawned_threads, 1, "one thread, reused: {m:?}");
-    assert!(common::until_blocking(|| rt.metrics().blocking.threads == 0), "the idle thread retired");
+    assert!(
+        common::until_blocking(|| rt.metrics().blocking.threads == 0),
+        "the idle thread retired"
+    );
 }
 
 #[test]
@@ -107,10 +114,12 @@ fn shutdown_cancels_queued_jobs_and_waits_for_running_ones() {
         f.store(true, SeqCst);
     });
     let queued = rt.spawn_blocking_for_test(|| unreachable!("a queued job ran after shutdown"));
-    assert!(common::until_blocking(|| rt.metrics().blocking.queue_depth == 1));
+    assert!(common::until_blocking(
+        || rt.metrics().blocking.queue_depth == 1
+    ));
     drop(rt);
     assert!(finished.load(SeqCst), "drop waited for the running job");
-    let _ = running;
+    futures_block(running).unwrap();
     let err = futures_block(queued).unwrap_err();
     assert!(err.is_cancelled(), "{err}");
 }
@@ -170,7 +179,10 @@ fn a_task_blocking_its_worker_is_handed_off_and_the_heartbeat_keeps_ticking() {
     let (beats, ms, m) = heartbeat_while_blocked(spindle::Builder::new_multi_thread(), || {
         std::thread::sleep(Duration::from_millis(200))
     });
-    eprintln!("auto hand-off: {beats} beats in {ms} ms, {} hand-offs", m.handoffs);
+    eprintln!(
+        "auto hand-off: {beats} beats in {ms} ms, {} hand-offs",
+        m.handoffs
+    );
     assert!(m.handoffs >= 1, "the monitor never retook the stuck worker");
     assert!(beats >= 50, "heartbeat starved: {beats} beats in {ms} ms");
 }
@@ -196,7 +208,10 @@ fn without_hand_off_a_blocked_single_worker_starves_the_heartbeat() {
     );
     eprintln!("no hand-off: {beats} beats in {ms} ms");
     assert_eq!(m.handoffs, 0);
-    assert!(beats < 50, "{beats} beats: the control did not block anything");
+    assert!(
+        beats < 50,
+        "{beats} beats: the control did not block anything"
+    );
 }
 
 #[test]
@@ -207,5 +222,8 @@ fn block_in_place_outside_a_worker_runs_in_place() {
 }
 
 fn futures_block<F: std::future::Future>(f: F) -> F::Output {
-    spindle::Builder::new_current_thread().build().unwrap().block_on(f)
+    spindle::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(f)
 }

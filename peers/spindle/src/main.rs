@@ -6,8 +6,9 @@
 //! `spindle::chan` (bounded, rendezvous, oneshot; MPMC receivers clone),
 //! select is `spindle::select!`, structured batches use `spindle::scope`.
 //!
-//! blocking_pressure needs timers (the heartbeat), which spindle does not
-//! have yet: the row says so instead of faking it.
+//! blocking_pressure's blockers call `std::thread::sleep` inside their tasks
+//! (no `spawn_blocking`): the monitor's hand-off of a stuck worker is what
+//! keeps the heartbeat (a `spindle::time::interval`) ticking.
 
 use spindle::chan;
 
@@ -30,13 +31,8 @@ fn main() {
     run_main("spindle", support, run);
 }
 
-fn support(workload: &str) -> Support {
-    match workload {
-        "blocking_pressure" => {
-            Err("needs timers for its heartbeat (spindle::time is not built yet)")
-        }
-        _ => Ok(()),
-    }
+fn support(_workload: &str) -> Support {
+    Ok(())
 }
 
 fn run(req: &Request) -> Measured {
@@ -59,6 +55,7 @@ fn run(req: &Request) -> Measured {
         spindle::spawn(async move {
             match name.as_str() {
                 "skynet" => timed(async { skynet(0, n).await.unwrap() }).await,
+                "blocking_pressure" => blocking_pressure(n, w).await,
                 "pingpong" => timed(pingpong(n)).await,
                 "fanout" => timed(fanout(n)).await,
                 "fib" => timed(in_task(move || kernels::fib(n))).await,
@@ -501,4 +498,47 @@ async fn pipeline(n: u64, chains: u64, depth: u64) -> u64 {
         sum += c.await.unwrap();
     }
     sum
+}
+
+/// blocking_pressure: 4·W tasks each call `std::thread::sleep(1 ms)` n times
+/// inside the task; a heartbeat task ticks on a 1 ms `spindle::time`
+/// interval (missed ticks skipped) and counts its ticks until they finish.
+async fn blocking_pressure(n: u64, workers: usize) -> Measured {
+    use spindle_peer_common::catalogue::{blockers, BLOCKING_SLEEP};
+    let start = Instant::now();
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let heartbeat = {
+        let done = done.clone();
+        spindle::spawn(async move {
+            let mut beats = 0u64;
+            let mut ticks = spindle::time::interval_at(start + BLOCKING_SLEEP, BLOCKING_SLEEP);
+            while !done.load(Ordering::Acquire) {
+                ticks.tick().await;
+                beats += 1;
+            }
+            beats
+        })
+    };
+    let handles: Vec<_> = (0..blockers(workers))
+        .map(|_| {
+            spindle::spawn(async move {
+                let mut calls = 0u64;
+                for _ in 0..n {
+                    std::thread::sleep(BLOCKING_SLEEP);
+                    calls += 1;
+                }
+                calls
+            })
+        })
+        .collect();
+    let mut calls = 0;
+    for h in handles {
+        calls += h.await.unwrap();
+    }
+    done.store(true, Ordering::Release);
+    let beats = heartbeat.await.unwrap();
+    let elapsed = start.elapsed();
+    Measured::new(calls, elapsed)
+        .with("beats", beats)
+        .with("due", elapsed.as_millis())
 }

@@ -169,8 +169,9 @@ fn spawn_batches(n: u64, batch: u64) -> u64 {
 }
 
 /// blocking_pressure: 4·W threads each sleep 1 ms `n` times, while a
-/// heartbeat thread sleeps 1 ms in a loop (std's only timer) and counts its
-/// ticks until the blockers are done. Threads never starve each other here.
+/// heartbeat thread ticks on a 1 ms grid (sleeping until the next grid
+/// point, skipping points already past) and counts its ticks until the
+/// blockers are done. Threads never starve each other here.
 fn blocking_pressure(n: u64, workers: usize) -> Measured {
     let start = Instant::now();
     let done = Arc::new(AtomicBool::new(false));
@@ -178,9 +179,14 @@ fn blocking_pressure(n: u64, workers: usize) -> Measured {
         let done = done.clone();
         thread::spawn(move || {
             let mut beats = 0u64;
+            let mut next = start + BLOCKING_SLEEP;
             while !done.load(Ordering::Acquire) {
-                thread::sleep(BLOCKING_SLEEP);
+                thread::sleep(next.saturating_duration_since(Instant::now()));
                 beats += 1;
+                let now = Instant::now();
+                while next <= now {
+                    next += BLOCKING_SLEEP; // missed grid points are skipped
+                }
             }
             beats
         })

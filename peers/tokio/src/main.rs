@@ -360,8 +360,8 @@ async fn live(n: u64) -> u64 {
 /// blocking_pressure: 4·W tasks each call `std::thread::sleep(1 ms)` n times
 /// *directly inside the async task*, not through `spawn_blocking`: that is
 /// what the row measures, how the runtime copes with tasks that block its
-/// workers. A heartbeat task sleeps 1 ms on Tokio's timer in a loop and
-/// counts its ticks until the blockers are done.
+/// workers. A heartbeat task ticks on a 1 ms Tokio interval (missed ticks
+/// skipped) and counts its ticks until the blockers are done.
 async fn blocking_pressure(n: u64, workers: usize) -> Measured {
     let start = Instant::now();
     let done = Arc::new(AtomicBool::new(false));
@@ -369,8 +369,13 @@ async fn blocking_pressure(n: u64, workers: usize) -> Measured {
         let done = done.clone();
         tokio::spawn(async move {
             let mut beats = 0u64;
+            let mut ticks = tokio::time::interval_at(
+                tokio::time::Instant::from_std(start + BLOCKING_SLEEP),
+                BLOCKING_SLEEP,
+            );
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
             while !done.load(Ordering::Acquire) {
-                tokio::time::sleep(BLOCKING_SLEEP).await;
+                ticks.tick().await;
                 beats += 1;
             }
             beats

@@ -12,11 +12,11 @@
 //! injector first, so neither can starve behind a busy local queue.
 
 use super::driver::Driver;
-use crate::blocking::Pool;
 use super::inject::Inject;
 use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
 use super::park::Parker;
 use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
+use crate::blocking::Pool;
 use crate::loom::{lock, Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering::*};
 use crate::task::registry::{Key, Registry};
 use crate::task::{JoinHandle, Notified, RawTask, Schedule};

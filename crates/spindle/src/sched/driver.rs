@@ -155,7 +155,8 @@ mod loom_model {
             let sleep_for = driver.timers.until_next();
             drop(guard);
             let near_slot = arming.join().unwrap();
-            let covered = sleep_for.is_some_and(|t| Instant::now() + t <= near + Duration::from_millis(1));
+            let covered =
+                sleep_for.is_some_and(|t| Instant::now() + t <= near + Duration::from_millis(1));
             assert!(
                 covered || driver.waiter.take_notification(),
                 "the driver would sleep past the new timer without being told"

@@ -140,7 +140,8 @@ impl Shared {
         match started {
             Ok(t) => {
                 lock(&this.threads).push(t);
-                tx.send(core).expect("a new worker thread waits for its core");
+                tx.send(core)
+                    .expect("a new worker thread waits for its core");
                 Ok(())
             }
             Err(e) => Err((e, core)),
@@ -167,7 +168,11 @@ impl Shared {
     }
 
     /// Starts a thread (the monitor) that is joined at shutdown.
-    pub(crate) fn start_thread(&self, name: &str, f: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+    pub(crate) fn start_thread(
+        &self,
+        name: &str,
+        f: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<()> {
         let t = std::thread::Builder::new().name(name.into()).spawn(f)?;
         lock(&self.threads).push(t);
         Ok(())
@@ -656,9 +661,12 @@ impl Spawner {
 }
 
 /// A worker thread's body.
-pub(crate) fn run_worker(external: Arc<Spawner>, index: usize, core: Box<Core>) {
+pub(crate) fn run_worker(external: Arc<Spawner>, index: usize, mut core: Box<Core>) {
     let ctx = WorkerCtx::new(external, index);
     *lock(&ctx.shared().remotes[index].active) = ctx.lent.clone();
+    // The first tick is a maintenance tick (driver turn, injector first):
+    // a core arriving from a stuck thread has starved both.
+    core.tick = GLOBAL_POLL_INTERVAL - 1;
     let _guard = CoreGuard::enter(CoreRef::Multi(&ctx));
     let Some(mut core) = ctx.run(core) else {
         return; // the core went on in another thread

@@ -23,9 +23,9 @@
 use super::driver::{Driver, DriverGuard};
 use crate::loom::{lock, Arc, AtomicUsize, Condvar, Mutex, Ordering::SeqCst};
 use std::future::Future;
-use std::time::Duration;
 use std::pin::pin;
 use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
 
 const EMPTY: usize = 0;
 const PARKED: usize = 1;

@@ -32,7 +32,10 @@ pub fn interval(period: Duration) -> Interval {
 /// # Panics
 /// If `period` is zero.
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
-    assert!(!period.is_zero(), "spindle::time::interval: the period must be non-zero");
+    assert!(
+        !period.is_zero(),
+        "spindle::time::interval: the period must be non-zero"
+    );
     Interval {
         sleep: sleep_until(start),
         next: start,

@@ -4,11 +4,11 @@
 //! *armed* (`slot` names a wheel entry that holds its waker) → *done*. The
 //! entry is freed when the sleep completes, is reset, or is dropped.
 
+use crate::loom::Arc;
 use crate::sched::driver::Driver;
 use crate::time::timers::{Armed, Slot};
 use std::future::Future;
 use std::pin::Pin;
-use crate::loom::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 

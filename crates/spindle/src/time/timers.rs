@@ -122,10 +122,9 @@ impl Timers {
     pub(crate) fn until_next(&self) -> Option<Duration> {
         match self.next.load(SeqCst) {
             u64::MAX => None,
-            tick => Some(
-                self.tick_instant(tick)
-                    .map_or(Duration::MAX, |t| t.saturating_duration_since(Instant::now())),
-            ),
+            tick => Some(self.tick_instant(tick).map_or(Duration::MAX, |t| {
+                t.saturating_duration_since(Instant::now())
+            })),
         }
     }
 

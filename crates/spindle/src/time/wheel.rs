@@ -216,7 +216,10 @@ impl Wheel {
         let level = (0..LEVELS)
             .find(|&l| self.next_in_level(l) == Some(start))
             .expect("an expiration names an occupied slot");
-        (level, (start >> (level as u32 * SLOT_BITS)) as usize % SLOTS)
+        (
+            level,
+            (start >> (level as u32 * SLOT_BITS)) as usize % SLOTS,
+        )
     }
 
     fn next_in_level(&self, level: usize) -> Option<u64> {
@@ -302,7 +305,11 @@ mod tests {
     }
 
     /// Advances tick by tick, waking as it goes; returns (id, tick) fired.
-    fn run(wheel: &mut Wheel, until: u64, log: &Arc<std::sync::Mutex<Vec<usize>>>) -> Vec<(usize, u64)> {
+    fn run(
+        wheel: &mut Wheel,
+        until: u64,
+        log: &Arc<std::sync::Mutex<Vec<usize>>>,
+    ) -> Vec<(usize, u64)> {
         let mut out = Vec::new();
         let mut buf = Vec::new();
         for now in wheel.elapsed() + 1..=until {
@@ -339,7 +346,9 @@ mod tests {
         let mut rng = 12345u64;
         let mut deadlines = Vec::new();
         for i in 0..2000 {
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let d = 1 + (rng >> 33) % 200_000;
             deadlines.push(d);
             w.insert(d, waker(i, &log)).ok().unwrap();
@@ -353,7 +362,11 @@ mod tests {
             }
             buf.drain(..).for_each(Waker::wake);
             for id in log.lock().unwrap().drain(..) {
-                assert!(deadlines[id] <= now, "timer {id} due {} fired at {now}", deadlines[id]);
+                assert!(
+                    deadlines[id] <= now,
+                    "timer {id} due {} fired at {now}",
+                    deadlines[id]
+                );
                 deadlines[id] = u64::MAX; // fired once
             }
             assert!(
