@@ -47,6 +47,7 @@ pub use blocking::spawn_blocking;
 pub use cancel::{CancellationToken, Cancelled};
 pub use combinators::{join_all, race, when_n, JoinAll, Race, WhenN};
 pub use runtime::{BuildError, Builder, Flavor, Runtime};
+pub use sched::diagnostics::{SlowPoll, StallReport};
 pub use sched::metrics::{BlockingMetrics, RuntimeMetrics, WorkerMetrics};
 pub use sched::{block_in_place, spawn, EnterGuard, Handle};
 pub use scope::{scope, try_scope, Scope, ScopeError};

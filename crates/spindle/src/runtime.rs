@@ -6,6 +6,7 @@
 //! dropped exactly once and every task allocation is freed.
 
 use crate::blocking::Pool;
+use crate::sched::diagnostics::{self, OnStall, StallReport};
 use crate::sched::metrics::RuntimeMetrics;
 use crate::sched::{self, current_thread, multi_thread, EnterGuard, Handle, HandleInner};
 use std::fmt;
@@ -22,7 +23,7 @@ pub enum Flavor {
 }
 
 /// Configures and starts a [`Runtime`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Builder {
     flavor: Flavor,
     workers: Option<usize>,
@@ -31,6 +32,9 @@ pub struct Builder {
     max_blocking_threads: usize,
     blocking_keep_alive: Duration,
     handoff_after: Option<Duration>,
+    slow_poll: Option<Duration>,
+    stall_after: Option<Duration>,
+    on_stall: OnStall,
 }
 
 /// Default [`Builder::handoff_after`].
@@ -66,6 +70,18 @@ impl std::error::Error for BuildError {
     }
 }
 
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("flavor", &self.flavor)
+            .field("workers", &self.workers)
+            .field("handoff_after", &self.handoff_after)
+            .field("slow_poll", &self.slow_poll)
+            .field("stall_after", &self.stall_after)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Default for Builder {
     fn default() -> Self {
         Builder::new_multi_thread()
@@ -84,6 +100,9 @@ impl Builder {
             max_blocking_threads: 512,
             blocking_keep_alive: Duration::from_secs(10),
             handoff_after: Some(DEFAULT_HANDOFF_AFTER),
+            slow_poll: Some(Duration::from_micros(50)),
+            stall_after: Some(Duration::from_secs(1)),
+            on_stall: std::sync::Arc::new(diagnostics::print_stall),
         }
     }
 
@@ -137,6 +156,29 @@ impl Builder {
         self
     }
 
+    /// Multi-thread flavour: polls longer than this are counted per worker
+    /// and the longest kept (`RuntimeMetrics`; default 50 µs; `None`: polls
+    /// are not timed, saving two cycle-counter reads per poll).
+    pub fn slow_poll_threshold(mut self, threshold: Option<Duration>) -> Builder {
+        self.slow_poll = threshold;
+        self
+    }
+
+    /// Multi-thread flavour: report a possible deadlock when every worker
+    /// has been idle this long while tasks wait with no timer, I/O or
+    /// blocking job that could wake them (default 1 s; `None`: off).
+    pub fn stall_detection(mut self, after: Option<Duration>) -> Builder {
+        self.stall_after = after;
+        self
+    }
+
+    /// What a detected stall does (default: print the report on stderr).
+    /// To fail a run on a deadlock: `.on_stall(|r| { eprintln!("{r}"); std::process::exit(3) })`.
+    pub fn on_stall(mut self, f: impl Fn(&StallReport) + Send + Sync + 'static) -> Builder {
+        self.on_stall = std::sync::Arc::new(f);
+        self
+    }
+
     /// The worker count `build` will use.
     pub fn resolved_workers(&self) -> Result<usize, BuildError> {
         match self.workers {
@@ -180,6 +222,9 @@ impl Builder {
                     thread_name: self.thread_name.clone(),
                     stack_size: self.stack_size,
                     handoff_after: self.handoff_after,
+                    slow_poll: self.slow_poll,
+                    stall_after: self.stall_after,
+                    on_stall: self.on_stall.clone(),
                 };
                 let (shared, cores) = multi_thread::build(workers, config, pool.clone())
                     .map_err(BuildError::Driver)?;
@@ -275,6 +320,12 @@ impl Runtime {
     /// Counters per worker and for the runtime (see [`RuntimeMetrics`]).
     pub fn metrics(&self) -> RuntimeMetrics {
         self.handle.metrics()
+    }
+
+    /// A text dump of the runtime's state: workers, queues, timers, the
+    /// blocking pool, slow polls (the `Display` of [`RuntimeMetrics`]).
+    pub fn dump(&self) -> String {
+        self.metrics().to_string()
     }
 
     /// Number of worker threads (1 for current-thread).

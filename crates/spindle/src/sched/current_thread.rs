@@ -94,6 +94,7 @@ impl Shared {
             timers: self.driver.timers.armed(),
             handoffs: 0,
             blocking: self.blocking.metrics(),
+            stalls_detected: 0,
         }
     }
 

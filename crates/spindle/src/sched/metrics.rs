@@ -18,6 +18,7 @@ pub(crate) struct WorkerCounters {
     pub(crate) lifo_hits: AtomicU64,
     pub(crate) overflows: AtomicU64,
     pub(crate) injector_pops: AtomicU64,
+    pub(crate) slow_polls: AtomicU64,
 }
 
 /// Increments a counter owned by the calling worker.
@@ -40,6 +41,8 @@ impl WorkerCounters {
             overflows: self.overflows.load(Relaxed),
             injector_pops: self.injector_pops.load(Relaxed),
             queue_depth,
+            slow_polls: self.slow_polls.load(Relaxed),
+            worst_polls: Vec::new(),
         }
     }
 }
@@ -70,6 +73,11 @@ pub struct WorkerMetrics {
     pub injector_pops: u64,
     /// Tasks in the local queue when the snapshot was taken.
     pub queue_depth: usize,
+    /// Polls that ran longer than the slow-poll threshold
+    /// (`Builder::slow_poll_threshold`, 50 µs by default).
+    pub slow_polls: u64,
+    /// The longest of those, longest first (a few).
+    pub worst_polls: Vec<crate::SlowPoll>,
 }
 
 /// A snapshot of the whole runtime (`Runtime::metrics`).
@@ -95,6 +103,8 @@ pub struct RuntimeMetrics {
     pub handoffs: u64,
     /// The blocking pool (`spawn_blocking`).
     pub blocking: BlockingMetrics,
+    /// Times the stall detector reported a possible deadlock.
+    pub stalls_detected: u64,
 }
 
 /// The blocking pool's state (`spawn_blocking`).
@@ -111,6 +121,43 @@ pub struct BlockingMetrics {
     pub queued_at_limit: u64,
     /// Threads started since the runtime began.
     pub spawned_threads: u64,
+}
+
+/// A dump of the runtime's state, one line per worker (`Runtime::dump`).
+impl std::fmt::Display for RuntimeMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "spindle runtime ({}): {} workers, {} asleep; injector {}, parked tasks {}, \
+             timers {}, hand-offs {}, stalls {}",
+            self.flavor,
+            self.workers.len(),
+            self.sleeping_workers,
+            self.injector_depth,
+            self.registered_tasks,
+            self.timers,
+            self.handoffs,
+            self.stalls_detected
+        )?;
+        let b = &self.blocking;
+        writeln!(
+            f,
+            "  blocking pool: {} threads ({} idle), {} queued, {} queued at the limit",
+            b.threads, b.idle_threads, b.queue_depth, b.queued_at_limit
+        )?;
+        for w in &self.workers {
+            write!(
+                f,
+                "  worker {}: queue {}, polls {}, spawns {}, steals {}, parks {}, slow polls {}",
+                w.index, w.queue_depth, w.polls, w.spawns, w.steals, w.parks, w.slow_polls
+            )?;
+            for p in &w.worst_polls {
+                write!(f, "; task {:#x} {:?}", p.task, p.duration)?;
+            }
+            writeln!(f)?;
+        }
+        Ok(())
+    }
 }
 
 impl RuntimeMetrics {

@@ -9,6 +9,7 @@
 //! talks to on a thread that runs no core (inside `block_on`, `Runtime::enter`).
 
 pub(crate) mod current_thread;
+pub(crate) mod diagnostics;
 pub(crate) mod driver;
 pub(crate) mod idle;
 pub(crate) mod inject;

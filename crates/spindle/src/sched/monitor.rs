@@ -11,10 +11,14 @@
 //!   to do it (every worker inside a long poll): the woken tasks go through
 //!   the injector.
 //!
+//! - calibrates the slow-poll clock once, and runs the stall detector
+//!   (`diagnostics.rs`).
+//!
 //! A poll counter that moved, or a core that is not lent, resets the
 //! worker's clock; so a worker is only retaken after a single poll spanned
 //! the whole threshold (sampling may add up to one round).
 
+use super::diagnostics::StallReport;
 use super::multi_thread::Shared;
 use crate::loom::{lock, Arc, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -31,7 +35,9 @@ pub(crate) fn run(shared: Arc<Shared>) {
     // Per worker: the poll count last seen and since when it has not moved.
     let mut seen = vec![(u64::MAX, Instant::now()); n];
     let mut round = busy_round;
+    let mut stall = Stall::default();
     while !shared.is_shutdown() {
+        shared.slow_polls.calibrate();
         shared.monitor.park_timeout(Some(round));
         if shared.is_shutdown() {
             break;
@@ -57,10 +63,56 @@ pub(crate) fn run(shared: Arc<Shared>) {
                 driver.dispatch();
             }
         }
+        stall.check(&shared, now);
         round = if busy {
             busy_round
         } else {
             (round * 2).min(MAX_ROUND)
         };
+    }
+}
+
+/// The stall detector's memory between rounds.
+#[derive(Default)]
+struct Stall {
+    /// Since when the runtime has looked stalled, and the total poll count then.
+    since: Option<(Instant, u64)>,
+    reported: bool,
+}
+
+impl Stall {
+    fn check(&mut self, shared: &Shared, now: Instant) {
+        let Some(after) = shared.config.stall_after else {
+            return;
+        };
+        let polls: u64 = shared
+            .remotes()
+            .iter()
+            .map(|r| r.counters.polls.load(Relaxed))
+            .sum();
+        let stalled = shared.is_quiescent()
+            && shared.registry.len() > 0
+            && !shared.driver.io.has_sources()
+            && shared.driver.timers.armed() == 0
+            && {
+                let b = shared.blocking.metrics();
+                b.threads == b.idle_threads && b.queue_depth == 0
+            };
+        match self.since {
+            Some((_, p)) if !stalled || p != polls => {
+                *self = Stall::default();
+            }
+            None if stalled => self.since = Some((now, polls)),
+            Some((t, _)) if !self.reported && now - t >= after => {
+                self.reported = true;
+                shared.stalls.fetch_add(1, Relaxed);
+                (shared.config.on_stall)(&StallReport {
+                    parked_tasks: shared.registry.len(),
+                    workers: shared.remotes().len(),
+                    idle_for: now - t,
+                });
+            }
+            _ => {}
+        }
     }
 }

@@ -18,6 +18,7 @@
 //! the shared state itself, so that spawning and freeing tasks on different
 //! workers do not fight over one reference count.
 
+use super::diagnostics::{self, OnStall, SlowPolls};
 use super::driver::Driver;
 use super::idle::Idle;
 use super::inject::Inject;
@@ -58,16 +59,33 @@ pub(crate) struct Shared {
     pub(crate) handoffs: AtomicU64,
     /// The monitor sleeps on this between rounds (woken at shutdown).
     pub(crate) monitor: Parker,
+    pub(crate) slow_polls: SlowPolls,
+    pub(crate) stalls: AtomicU64,
 }
 
 /// Settings from the `Builder` that outlive `build`.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Config {
     pub(crate) thread_name: String,
     pub(crate) stack_size: Option<usize>,
     /// A poll running longer than this has its core handed to a new thread
     /// (`None`: never).
     pub(crate) handoff_after: Option<Duration>,
+    /// Polls longer than this are counted (`None`: polls are not timed).
+    pub(crate) slow_poll: Option<Duration>,
+    /// All idle with parked tasks this long is reported (`None`: never).
+    pub(crate) stall_after: Option<Duration>,
+    pub(crate) on_stall: OnStall,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("handoff_after", &self.handoff_after)
+            .field("slow_poll", &self.slow_poll)
+            .field("stall_after", &self.stall_after)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What other threads may touch of a worker.
@@ -114,6 +132,14 @@ impl Shared {
 
     pub(crate) fn remotes(&self) -> &[Remote] {
         &self.remotes
+    }
+
+    /// Every worker asleep and nothing queued anywhere (the stall
+    /// detector's first test; racy, so it is required to hold for a while).
+    pub(crate) fn is_quiescent(&self) -> bool {
+        self.idle.num_sleeping() == self.remotes.len()
+            && self.inject.is_empty()
+            && self.remotes.iter().all(|r| r.stealer.is_empty())
     }
 
     /// Starts a thread running core `index` (at build, or to replace a
@@ -212,10 +238,15 @@ impl Shared {
                 .remotes
                 .iter()
                 .enumerate()
-                .map(|(i, r)| r.counters.snapshot(i, r.stealer.len()))
+                .map(|(i, r)| {
+                    let mut m = r.counters.snapshot(i, r.stealer.len());
+                    m.worst_polls = self.slow_polls.worst(i);
+                    m
+                })
                 .collect(),
             remote_schedules: self.remote_schedules.load(Relaxed),
             injector_depth: self.inject.len(),
+            stalls_detected: self.stalls.load(Relaxed),
             registered_tasks: self.registry.len(),
             sleeping_workers: self.idle.num_sleeping(),
             timers: self.driver.timers.armed(),
@@ -477,7 +508,7 @@ impl WorkerCtx {
         let counters = self.counters();
         bump(&counters.polls, 1);
         self.lent.lend(core);
-        task.run();
+        self.run_timed(task);
         loop {
             let mut core = self.lent.take()?;
             let Some(task) = core.lifo.take() else {
@@ -494,7 +525,25 @@ impl WorkerCtx {
             bump(&counters.lifo_hits, 1);
             bump(&counters.polls, 1);
             self.lent.lend(core);
-            task.run();
+            self.run_timed(task);
+        }
+    }
+
+    /// Polls `task`, counting the poll if it is slow (`diagnostics.rs`).
+    #[inline(always)]
+    fn run_timed(&self, task: Notified) {
+        let slow = &self.shared().slow_polls;
+        let limit = slow.limit();
+        if limit == u64::MAX {
+            return task.run();
+        }
+        let id = task.addr();
+        let start = diagnostics::stamp();
+        task.run();
+        let took = diagnostics::stamp().wrapping_sub(start);
+        if took > limit {
+            bump(&self.counters().slow_polls, 1);
+            slow.record(self.index, id, took);
         }
     }
 
@@ -638,10 +687,12 @@ pub(crate) fn build(
         blocking,
         shutdown: AtomicBool::new(false),
         remote_schedules: AtomicU64::new(0),
-        config,
         threads: Mutex::new(Vec::new()),
         handoffs: AtomicU64::new(0),
         monitor: Parker::new(),
+        slow_polls: SlowPolls::new(workers, config.slow_poll),
+        stalls: AtomicU64::new(0),
+        config,
     });
     Ok((shared, cores))
 }
@@ -691,6 +742,9 @@ mod loom_model {
             thread_name: "loom".into(),
             stack_size: None,
             handoff_after: None,
+            slow_poll: None,
+            stall_after: None,
+            on_stall: std::sync::Arc::new(diagnostics::print_stall),
         };
         let pool = Pool::new(1, Duration::from_secs(1), "loom-blocking".into());
         build(workers, config, pool).unwrap()

@@ -228,8 +228,7 @@ impl Notified {
         self.0 == task
     }
 
-    /// The task's address, for identity checks in models.
-    #[cfg(all(test, loom))]
+    /// The task's address: its identity in diagnostics (and models).
     pub(crate) fn addr(&self) -> usize {
         self.0 .0.as_ptr() as usize
     }

@@ -1,0 +1,81 @@
+//! Diagnostics: slow polls, the stall detector (a deliberate deadlock), dumps.
+
+mod common;
+
+use spindle::time::{self, Duration};
+use std::sync::mpsc;
+
+#[test]
+fn slow_polls_are_counted_with_the_worst_recorded() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .handoff_after(None)
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        // Let the monitor calibrate the poll clock (two rounds >= 1 ms apart).
+        time::sleep(Duration::from_millis(50)).await;
+        spindle::spawn(async { std::thread::sleep(Duration::from_millis(3)) })
+            .await
+            .unwrap();
+        for _ in 0..100 {
+            spindle::spawn(async {}).await.unwrap(); // fast polls: not counted
+        }
+    });
+    let m = rt.metrics();
+    let w = &m.workers[0];
+    assert_eq!(w.slow_polls, 1, "{m}");
+    assert!(w.worst_polls[0].duration >= Duration::from_millis(1), "{m}");
+    assert!(rt.dump().contains("slow polls 1"), "{}", rt.dump());
+}
+
+#[test]
+fn a_deliberate_deadlock_is_reported() {
+    let (tx, rx) = mpsc::channel();
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(2)
+        .stall_detection(Some(Duration::from_millis(100)))
+        .on_stall(move |r| drop(tx.send(r.clone())))
+        .build()
+        .unwrap();
+    // Two tasks, each waiting for a message only the other would send.
+    let (a_tx, a_rx) = spindle::chan::oneshot::<()>();
+    let (b_tx, b_rx) = spindle::chan::oneshot::<()>();
+    drop(rt.spawn(async move {
+        let _ = a_rx.await;
+        drop(b_tx);
+    }));
+    drop(rt.spawn(async move {
+        let _ = b_rx.await;
+        drop(a_tx);
+    }));
+    let report = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("no stall reported");
+    assert_eq!(report.parked_tasks, 2, "{report}");
+    assert!(report.to_string().contains("possible deadlock"));
+    assert_eq!(rt.metrics().stalls_detected, 1);
+    // Reported once, not every round.
+    assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+}
+
+#[test]
+fn tasks_waiting_on_a_timer_or_blocking_job_are_not_a_stall() {
+    let (tx, rx) = mpsc::channel();
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(2)
+        .stall_detection(Some(Duration::from_millis(50)))
+        .on_stall(move |r| drop(tx.send(r.clone())))
+        .build()
+        .unwrap();
+    drop(rt.spawn(time::sleep(Duration::from_secs(30))));
+    drop(rt.spawn(async {
+        spindle::spawn_blocking(|| std::thread::sleep(Duration::from_millis(400)))
+            .await
+            .unwrap();
+    }));
+    assert!(
+        rx.recv_timeout(Duration::from_millis(300)).is_err(),
+        "a sleeping task was reported as a deadlock"
+    );
+}
