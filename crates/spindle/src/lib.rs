@@ -46,7 +46,7 @@ mod yield_now;
 pub use blocking::spawn_blocking;
 pub use cancel::{CancellationToken, Cancelled};
 pub use combinators::{join_all, race, when_n, JoinAll, Race, WhenN};
-pub use runtime::{BuildError, Builder, Flavor, Runtime};
+pub use runtime::{BuildError, Builder, Flavor, Runtime, DEFAULT_HANDOFF_AFTER, DEFAULT_SLOW_POLL};
 pub use sched::diagnostics::{SlowPoll, StallReport};
 pub use sched::metrics::{BlockingMetrics, RuntimeMetrics, WorkerMetrics};
 pub use sched::{block_in_place, spawn, EnterGuard, Handle};

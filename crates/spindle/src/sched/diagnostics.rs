@@ -1,11 +1,11 @@
 //! Diagnostics: slow polls, the stall detector, and runtime dumps.
 //!
-//! - **Slow polls.** Each worker times its polls with the CPU's cycle
-//!   counter (one `rdtsc` before and after, ~15 ns each on this VM; the
-//!   portable fallback is `Instant`) once the monitor has calibrated cycles
-//!   to time, and counts those longer than the threshold (50 µs by default),
-//!   keeping the `WORST` longest with the task's address. Only a slow poll
-//!   takes a lock.
+//! - **Slow polls** (opt-in: `Builder::slow_poll_threshold`). Each worker
+//!   times its polls with the CPU's cycle counter (one `rdtsc` before and
+//!   after, ~15 ns each on this VM; the portable fallback is `Instant`)
+//!   once the monitor has calibrated cycles to time, and counts those longer
+//!   than the threshold (50 µs usually), keeping the `WORST` longest with
+//!   the task's address. Only a slow poll takes a lock.
 //! - **Stall detector** (monitor): every worker asleep, nothing queued, no
 //!   timer armed, no I/O source registered, no blocking job, yet tasks
 //!   parked — for `stall_after` with no poll in between — is reported once
