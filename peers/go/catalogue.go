@@ -13,7 +13,7 @@ var workloads = []string{
 	"block_all", "select_1", "select_2", "select_4",
 	"payload_4", "payload_16", "payload_256", "payload_1024", "blocking_pressure",
 	"spawn_nursery", "spawn_sequential", "spawn_10k", "spawn_100k", "spawn_1m", "live_1m",
-	"fizzbuzz_pipeline", "fizzbuzz_pipeline_zc", "fork_inline", "fork_pool",
+	"sleep_1m", "fizzbuzz_pipeline", "fizzbuzz_pipeline_zc", "fork_inline", "fork_pool",
 	"pipeline_1x5", "pipeline_4x10", "pipeline_8x5", "pipeline_8x10", "pipeline_16x10", "pipeline_8x20",
 }
 
@@ -30,7 +30,13 @@ const (
 	blockAllBatch       = 10
 	nurseryBatch        = 1000
 	blockingSleep       = time.Millisecond
+	sleepSpreadMs       = 100
 )
+
+// sleepDuration is how long sleep_1m's goroutine i sleeps: 1 + (i mod 100) ms.
+func sleepDuration(i uint64) time.Duration {
+	return time.Duration(1+i%sleepSpreadMs) * time.Millisecond
+}
 
 type kv struct{ key, value string }
 

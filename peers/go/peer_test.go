@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // tri is T(n) = n(n-1)/2, the sum of 0..n.
@@ -86,9 +87,15 @@ func TestCatalogueFigures(t *testing.T) {
 		{"sum_squares", 1000000, "333333833333500000"},
 		{"primes", 100000, "9592"},
 		{"primes", 10000, "1229"},
+		{"sleep_1m", 1000000, "499999500000"},
 	} {
 		if got := expected(c.name, c.n, 2); got != c.want {
 			t.Errorf("expected(%s, %d) = %s, want %s", c.name, c.n, got, c.want)
+		}
+	}
+	for i, want := range map[uint64]time.Duration{0: time.Millisecond, 99: 100 * time.Millisecond, 100: time.Millisecond} {
+		if got := sleepDuration(i); got != want {
+			t.Errorf("sleepDuration(%d) = %v, want %v", i, got, want)
 		}
 	}
 }
@@ -117,8 +124,8 @@ func TestEveryRowAtTinySize(t *testing.T) {
 			t.Errorf("%s: extra %v, want beats and due", name, o.extra)
 		}
 	}
-	if len(workloads) != 37 {
-		t.Errorf("%d workloads, the catalogue has 37", len(workloads))
+	if len(workloads) != 38 {
+		t.Errorf("%d workloads, the catalogue has 38", len(workloads))
 	}
 	if _, err := run("nonesuch", 1, 1); err == nil {
 		t.Error("unknown workload accepted")

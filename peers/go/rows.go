@@ -58,6 +58,8 @@ func run(name string, n uint64, workers int) (outcome, error) {
 		return blockingPressure(n, workers), nil
 	case "live_1m":
 		return timed(func() uint64 { return live(n) }), nil
+	case "sleep_1m":
+		return timed(func() uint64 { return sleepAll(n) }), nil
 	case "fizzbuzz_pipeline", "fizzbuzz_pipeline_zc":
 		zc := name == "fizzbuzz_pipeline_zc"
 		start := time.Now()
@@ -383,6 +385,26 @@ func live(n uint64) uint64 {
 		c <- uint64(i)
 	}
 	done.Wait()
+	var sum uint64
+	for _, v := range slots {
+		sum += v
+	}
+	return sum
+}
+
+// sleepAll: n goroutines, goroutine i sleeps 1 + (i mod 100) ms on the
+// runtime's timers (time.Sleep parks the goroutine) and stores i in its
+// slot; the driver waits on a WaitGroup and sums the slots.
+func sleepAll(n uint64) uint64 {
+	slots := make([]uint64, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			time.Sleep(sleepDuration(i))
+			slots[i] = i
+		})
+	}
+	wg.Wait()
 	var sum uint64
 	for _, v := range slots {
 		sum += v

@@ -718,6 +718,18 @@ pub static CATALOGUE: &[Workload] = &[
         NONE
     ),
     w!(
+        "sleep_1m",
+        "timer",
+        "n concurrent sleeps on the runtime's timer, task i for 1 + (i mod 100) ms, then joined",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "tasks",
+        NO_KEYS,
+        NONE
+    ),
+    w!(
         "fizzbuzz_pipeline",
         "actor",
         "generator → FizzBuzz worker → logger over big channels, batches of half a channel (copy)",
@@ -930,6 +942,10 @@ mod tests {
             "F:8,B:4,FB:2,V:16"
         );
         assert_eq!((find("pipeline_8x20").unwrap().expected)(10, 1), "200");
+        assert_eq!(
+            (find("sleep_1m").unwrap().expected)(1_000_000, 2),
+            "499999500000"
+        );
     }
 
     #[test]

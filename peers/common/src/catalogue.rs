@@ -31,6 +31,7 @@ pub const WORKLOADS: &[&str] = &[
     "spawn_100k",
     "spawn_1m",
     "live_1m",
+    "sleep_1m",
     "fizzbuzz_pipeline",
     "fizzbuzz_pipeline_zc",
     "fork_inline",
@@ -63,6 +64,8 @@ pub const BLOCK_ALL_BATCH: u64 = 10;
 pub const NURSERY_BATCH: u64 = 1000;
 /// blocking_pressure: length of one blocking call and of one heartbeat.
 pub const BLOCKING_SLEEP: std::time::Duration = std::time::Duration::from_millis(1);
+/// sleep_1m: the sleeps are spread over this many milliseconds.
+pub const SLEEP_SPREAD_MS: u64 = 100;
 
 /// `T(n) = n(n-1)/2`, the sum of `0..n`.
 pub fn triangle(n: u64) -> u64 {
@@ -90,6 +93,12 @@ pub fn pipeline_shape(workload: &str) -> Option<(u64, u64)> {
 /// total is always `n`).
 pub fn chain_share(n: u64, chains: u64, c: u64) -> u64 {
     n / chains + u64::from(c < n % chains)
+}
+
+/// sleep_1m: how long task `i` sleeps, `1 + (i mod 100)` ms: the sleeps
+/// spread evenly over 1..=100 ms, neighbouring tasks on different ticks.
+pub fn sleep_duration(i: u64) -> std::time::Duration {
+    std::time::Duration::from_millis(1 + i % SLEEP_SPREAD_MS)
 }
 
 /// blocking_pressure: the number of blocking tasks, `4·W`.
@@ -216,6 +225,7 @@ mod tests {
         assert_eq!(expected("fanout", 10, 4).unwrap(), "55");
         assert_eq!(expected("blocking_pressure", 20, 2).unwrap(), "160");
         assert_eq!(expected("pipeline_8x20", 100, 2).unwrap(), "2000");
+        assert_eq!(expected("sleep_1m", 1_000_000, 2).unwrap(), "499999500000");
         assert_eq!(
             expected("fizzbuzz_pipeline", 15, 2).unwrap(),
             "F:4,B:2,FB:1,V:8"
@@ -232,6 +242,9 @@ mod tests {
         assert_eq!(fizzbuzz_capacity(1 << 26), 1 << 20);
         assert_eq!(fizzbuzz_capacity(1 << 22), 1 << 16);
         assert_eq!(extra("payload_16", 10), vec![("bytes", "160".to_string())]);
+        assert_eq!(sleep_duration(0).as_millis(), 1);
+        assert_eq!(sleep_duration(99).as_millis(), 100);
+        assert_eq!(sleep_duration(100).as_millis(), 1);
         assert!(WORKLOADS.iter().all(|w| expected(w, 100, 2).is_some()));
     }
 }

@@ -24,6 +24,7 @@ fn support(workload: &str) -> Support {
             Err("rayon jobs are not async tasks: no yield point, no join handle")
         }
         "blocking_pressure" => Err("rayon has no timer to drive the heartbeat"),
+        "sleep_1m" => Err("rayon has no timer: a sleep would block a pool thread"),
         "live_1m" => Err("a rayon job cannot park without blocking a pool thread"),
         w if w.starts_with("pipeline_") => {
             Err("a rayon job cannot await another job's handle without blocking a pool thread")

@@ -15,7 +15,7 @@ use spindle::chan;
 mod fizzbuzz;
 use spindle::{JoinHandle, Runtime};
 use spindle_peer_common::catalogue::{
-    chain_share, payload_bytes, pipeline_shape, select_arity, ASYNC_COMPUTE_STEPS,
+    chain_share, payload_bytes, pipeline_shape, select_arity, sleep_duration, ASYNC_COMPUTE_STEPS,
     ASYNC_COMPUTE_YIELD_AT, BLOCK_ALL_BATCH, CHAN_CAPACITY, FANOUT_CAPACITY, FANOUT_WORKERS,
     FIB_PAR_CUTOFF, NURSERY_BATCH, SKYNET_FANOUT,
 };
@@ -83,6 +83,7 @@ fn run(req: &Request) -> Measured {
                 "spawn_nursery" => timed(spawn_nursery(n)).await,
                 "spawn_sequential" => timed(spawn_sequential(n)).await,
                 "live_1m" => timed(live(n)).await,
+                "sleep_1m" => timed(sleep_all(n)).await,
                 "fizzbuzz_pipeline" => timed(fizzbuzz(n, false)).await,
                 "fizzbuzz_pipeline_zc" => timed(fizzbuzz(n, true)).await,
                 "fork_pool" => timed(fork_pool(n, w)).await,
@@ -360,6 +361,24 @@ async fn live(n: u64) -> u64 {
     for (i, tx) in senders.into_iter().enumerate() {
         tx.send(i as u64).unwrap();
     }
+    let mut sum = 0;
+    for h in handles {
+        sum += h.await.unwrap();
+    }
+    sum
+}
+
+/// sleep_1m: n tasks, task i sleeping `1 + (i mod 100)` ms on spindle's
+/// timer wheel (`spindle::time::sleep`) and returning i; the driver joins all.
+async fn sleep_all(n: u64) -> u64 {
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            spindle::spawn(async move {
+                spindle::time::sleep(sleep_duration(i)).await;
+                i
+            })
+        })
+        .collect();
     let mut sum = 0;
     for h in handles {
         sum += h.await.unwrap();

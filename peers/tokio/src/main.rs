@@ -10,9 +10,9 @@
 
 use spindle_peer_common::catalogue::{
     blockers, chain_share, fizzbuzz_batch, payload_bytes, pipeline_shape, select_arity,
-    ASYNC_COMPUTE_STEPS, ASYNC_COMPUTE_YIELD_AT, BLOCKING_SLEEP, BLOCK_ALL_BATCH, CHAN_CAPACITY,
-    FANOUT_CAPACITY, FANOUT_WORKERS, FIB_PAR_CUTOFF, NURSERY_BATCH, PINGPONG_CAPACITY,
-    SKYNET_FANOUT,
+    sleep_duration, ASYNC_COMPUTE_STEPS, ASYNC_COMPUTE_YIELD_AT, BLOCKING_SLEEP, BLOCK_ALL_BATCH,
+    CHAN_CAPACITY, FANOUT_CAPACITY, FANOUT_WORKERS, FIB_PAR_CUTOFF, NURSERY_BATCH,
+    PINGPONG_CAPACITY, SKYNET_FANOUT,
 };
 use spindle_peer_common::kernels::{self, payload, payload_value, FizzCounts};
 use spindle_peer_common::{run_main, Measured, Request};
@@ -85,6 +85,7 @@ fn run(req: &Request) -> Measured {
                 "spawn_nursery" => timed(spawn_nursery(n)).await,
                 "spawn_sequential" => timed(spawn_sequential(n)).await,
                 "live_1m" => timed(live(n)).await,
+                "sleep_1m" => timed(sleep_all(n)).await,
                 "fizzbuzz_pipeline" => timed(fizzbuzz(n, false)).await,
                 "fizzbuzz_pipeline_zc" => timed(fizzbuzz(n, true)).await,
                 "fork_pool" => timed(fork_pool(n, w)).await,
@@ -350,6 +351,24 @@ async fn live(n: u64) -> u64 {
     for (i, tx) in senders.into_iter().enumerate() {
         tx.send(i as u64).unwrap();
     }
+    let mut sum = 0;
+    for h in handles {
+        sum += h.await.unwrap();
+    }
+    sum
+}
+
+/// sleep_1m: n tasks, task i sleeping `1 + (i mod 100)` ms on Tokio's
+/// timer (`tokio::time::sleep`) and returning i; the driver joins all.
+async fn sleep_all(n: u64) -> u64 {
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            tokio::spawn(async move {
+                tokio::time::sleep(sleep_duration(i)).await;
+                i
+            })
+        })
+        .collect();
     let mut sum = 0;
     for h in handles {
         sum += h.await.unwrap();
