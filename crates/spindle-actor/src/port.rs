@@ -50,7 +50,8 @@ pub(crate) struct ConsumerState<T> {
 pub(crate) struct ChannelShared<T> {
     pub(crate) name: String,
     pub(crate) batch: usize,
-    pub(crate) ring: Arc<Ring<T>>,
+    /// The ring's own `Arc` (loom's under `--cfg loom`).
+    pub(crate) ring: crate::loom::Arc<Ring<T>>,
     producer: Mutex<EndSlot<Producer<T>>>,
     consumer: Mutex<EndSlot<ConsumerState<T>>>,
     pub(crate) writer: OnceLock<Arc<ActorCell>>,

@@ -664,6 +664,62 @@ mod tests {
         assert_eq!(drops.load(Relaxed), 8);
     }
 
+    /// Two threads, every batch path: copies and in-place runs that wrap.
+    #[test]
+    fn threads_move_every_value_once_in_order() {
+        let n: u64 = if cfg!(miri) { 300 } else { 200_000 };
+        let (mut p, mut c) = ring::<u64>(13);
+        let t = std::thread::spawn(move || {
+            let mut next = 0u64;
+            let mut round = 0usize;
+            while next < n {
+                let want = ((round % 5) + 1).min((n - next) as usize);
+                if round % 2 == 0 {
+                    let src: Vec<u64> = (next..next + want as u64).collect();
+                    next += p.push_slice(&src) as u64;
+                } else {
+                    let k = p.poke(want);
+                    let (a, b) = p.poked();
+                    for (i, s) in a.iter_mut().chain(b.iter_mut()).enumerate() {
+                        *s = next + i as u64;
+                    }
+                    p.publish_poked(k);
+                    next += k as u64;
+                }
+                round += 1;
+                std::thread::yield_now();
+            }
+        });
+        let mut seen = 0u64;
+        let mut buf = [0u64; 4];
+        let mut round = 0usize;
+        loop {
+            let drained = c.is_drained();
+            if round % 2 == 0 {
+                let (a, b) = c.peek_runs(7);
+                let k = a.len() + b.len();
+                for &v in a.iter().chain(b) {
+                    assert_eq!(v, seen);
+                    seen += 1;
+                }
+                c.release(k);
+            } else {
+                let k = c.pop_slice(&mut buf);
+                for &v in &buf[..k] {
+                    assert_eq!(v, seen);
+                    seen += 1;
+                }
+            }
+            if drained {
+                break;
+            }
+            round += 1;
+            std::thread::yield_now();
+        }
+        t.join().unwrap();
+        assert_eq!(seen, n);
+    }
+
     #[test]
     fn close_then_drain() {
         let (mut p, mut c) = ring::<u8>(2);

@@ -27,7 +27,6 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use crate::actor::ActorStatus;
-use crate::error::GraphError;
 use crate::graph::GraphShared;
 use crate::telemetry::TelemetryServer;
 
@@ -70,12 +69,13 @@ impl RunningGraph {
     /// Requests a stop on Ctrl-C (SIGINT, through
     /// [`spindle::signal::ctrl_c`]; from then on SIGINT no longer ends the
     /// process by default). Fails if the handler cannot be installed.
-    pub fn stop_on_ctrl_c(&self) -> Result<(), GraphError> {
+    #[cfg(not(loom))]
+    pub fn stop_on_ctrl_c(&self) -> Result<(), crate::GraphError> {
         let mut ctrl_c = spindle::signal::ctrl_c();
         // An installation failure is known at once: poll once to see it.
         let mut cx = Context::from_waker(std::task::Waker::noop());
         if let Poll::Ready(Err(e)) = Pin::new(&mut ctrl_c).poll(&mut cx) {
-            return Err(GraphError::CtrlC {
+            return Err(crate::GraphError::CtrlC {
                 reason: e.to_string(),
             });
         }
