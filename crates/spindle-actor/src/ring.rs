@@ -674,7 +674,7 @@ mod tests {
             let mut round = 0usize;
             while next < n {
                 let want = ((round % 5) + 1).min((n - next) as usize);
-                if round % 2 == 0 {
+                if round.is_multiple_of(2) {
                     let src: Vec<u64> = (next..next + want as u64).collect();
                     next += p.push_slice(&src) as u64;
                 } else {
@@ -695,7 +695,7 @@ mod tests {
         let mut round = 0usize;
         loop {
             let drained = c.is_drained();
-            if round % 2 == 0 {
+            if round.is_multiple_of(2) {
                 let (a, b) = c.peek_runs(7);
                 let k = a.len() + b.len();
                 for &v in a.iter().chain(b) {
