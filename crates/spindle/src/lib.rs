@@ -27,17 +27,18 @@ mod blocking;
 mod cancel;
 pub mod chan;
 mod combinators;
-#[cfg(not(loom))]
+// Sockets and signals need the OS reactor, which loom and miri cannot run.
+#[cfg(not(any(loom, miri)))]
 pub(crate) mod io;
 pub(crate) mod loom;
 #[cfg(all(test, loom))]
 mod loom_models;
-#[cfg(not(loom))]
+#[cfg(not(any(loom, miri)))]
 pub mod net;
 mod runtime;
 mod sched;
 mod scope;
-#[cfg(not(loom))]
+#[cfg(not(any(loom, miri)))]
 pub mod signal;
 pub mod task;
 pub mod time;

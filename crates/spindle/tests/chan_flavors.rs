@@ -68,7 +68,7 @@ fn oneshot_basics() {
 
     let (tx, mut rx) = chan::oneshot::<u8>();
     assert_eq!(
-        rx.recv_timeout(Duration::from_millis(10)),
+        rx.recv_timeout_blocking(Duration::from_millis(10)),
         Err(chan::RecvTimeoutError::Timeout)
     );
     tx.send(1).unwrap();

@@ -326,31 +326,31 @@ fn timeouts() {
     let (tx, rx) = chan::bounded::<u32>(1);
     let t = std::time::Instant::now();
     assert_eq!(
-        rx.recv_timeout(Duration::from_millis(30)),
+        rx.recv_timeout_blocking(Duration::from_millis(30)),
         Err(chan::RecvTimeoutError::Timeout)
     );
     assert!(t.elapsed() >= Duration::from_millis(30));
     tx.try_send(1).unwrap();
-    match tx.send_timeout(2, Duration::from_millis(20)) {
+    match tx.send_timeout_blocking(2, Duration::from_millis(20)) {
         Err(chan::SendTimeoutError::Timeout(2)) => {}
         other => panic!("{other:?}"),
     }
-    assert_eq!(rx.recv_timeout(Duration::from_millis(20)), Ok(1));
+    assert_eq!(rx.recv_timeout_blocking(Duration::from_millis(20)), Ok(1));
     tx.close();
     assert_eq!(
-        rx.recv_timeout(Duration::from_millis(20)),
+        rx.recv_timeout_blocking(Duration::from_millis(20)),
         Err(chan::RecvTimeoutError::Closed)
     );
     // Rendezvous: a timed-out send takes its value back.
     let (tx, rx) = chan::rendezvous::<u32>();
-    match tx.send_timeout(3, Duration::from_millis(20)) {
+    match tx.send_timeout_blocking(3, Duration::from_millis(20)) {
         Err(chan::SendTimeoutError::Timeout(3)) => {}
         other => panic!("{other:?}"),
     }
     assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
     // A receive with a timeout gets a value sent in time.
     let h = thread::spawn(move || tx.send_blocking(4));
-    assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(4));
+    assert_eq!(rx.recv_timeout_blocking(Duration::from_secs(5)), Ok(4));
     h.join().unwrap().unwrap();
 }
 

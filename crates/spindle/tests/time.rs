@@ -103,6 +103,36 @@ rt_test! {
 }
 
 rt_test! {
+    fn channel_send_and_recv_timeouts_are_async_and_lose_nothing() {
+        use spindle::chan::{RecvTimeoutError, SendTimeoutError};
+        let (tx, rx) = spindle::chan::bounded::<u32>(1);
+        let start = Instant::now();
+        assert_eq!(rx.recv_timeout(Duration::from_millis(10)).await, Err(RecvTimeoutError::Timeout));
+        assert!(start.elapsed() >= Duration::from_millis(10));
+        tx.send_timeout(1, Duration::from_millis(10)).await.unwrap();
+        // Full: the value comes back on timeout.
+        match tx.send_timeout(2, Duration::from_millis(10)).await {
+            Err(SendTimeoutError::Timeout(2)) => {}
+            other => panic!("expected Timeout(2), got {other:?}"),
+        }
+        assert_eq!(rx.recv_timeout(Duration::from_secs(60)).await, Ok(1));
+        assert!(rx.try_recv().is_err(), "the timed-out value never entered the channel");
+        // A sender that makes room in time succeeds.
+        tx.try_send(3).unwrap();
+        let rx2 = rx.clone();
+        let h = spindle::spawn(async move {
+            time::sleep(Duration::from_millis(5)).await;
+            rx2.recv().await.unwrap()
+        });
+        tx.send_timeout(4, Duration::from_secs(60)).await.unwrap();
+        assert_eq!(h.await.unwrap(), 3);
+        assert_eq!(rx.recv().await, Ok(4));
+        drop(tx);
+        assert_eq!(rx.recv_timeout(Duration::from_secs(60)).await, Err(RecvTimeoutError::Closed));
+    }
+}
+
+rt_test! {
     fn select_with_a_sleep_arm_times_out() {
         let (tx, rx) = spindle::chan::bounded::<u32>(1);
         let start = Instant::now();

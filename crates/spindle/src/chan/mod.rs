@@ -570,6 +570,16 @@ impl<T> Chan<T> {
     }
 }
 
+/// A receive with a deadline: `None` is the timeout.
+#[cfg(not(loom))]
+fn timed_recv<T>(got: Option<Result<T, RecvError>>) -> Result<T, RecvTimeoutError> {
+    match got {
+        Some(Ok(v)) => Ok(v),
+        Some(Err(RecvError)) => Err(RecvTimeoutError::Closed),
+        None => Err(RecvTimeoutError::Timeout),
+    }
+}
+
 // ---------------------------------------------------------------- Sender
 
 impl<T> Sender<T> {
@@ -597,15 +607,64 @@ impl<T> Sender<T> {
 
     /// Like [`Sender::send_blocking`], giving up after `timeout`.
     #[cfg(not(loom))]
-    pub fn send_timeout(&self, value: T, timeout: Duration) -> Result<(), SendTimeoutError<T>> {
-        self.send_deadline(value, Instant::now() + timeout)
+    pub fn send_timeout_blocking(
+        &self,
+        value: T,
+        timeout: Duration,
+    ) -> Result<(), SendTimeoutError<T>> {
+        self.send_deadline_blocking(value, Instant::now() + timeout)
     }
 
     /// Like [`Sender::send_blocking`], giving up at `deadline`.
     #[cfg(not(loom))]
-    pub fn send_deadline(&self, value: T, deadline: Instant) -> Result<(), SendTimeoutError<T>> {
+    pub fn send_deadline_blocking(
+        &self,
+        value: T,
+        deadline: Instant,
+    ) -> Result<(), SendTimeoutError<T>> {
         let mut fut = self.send(value);
-        match blocking::block_on_until(Pin::new(&mut fut), deadline) {
+        let sent = blocking::block_on_until(Pin::new(&mut fut), deadline);
+        self.finish_timed_send(fut, sent)
+    }
+
+    /// Like [`Sender::send`], giving up after `timeout` (a `spindle::time`
+    /// timer: call it inside a runtime). On timeout the value comes back in
+    /// `SendTimeoutError::Timeout`.
+    #[cfg(not(loom))]
+    pub async fn send_timeout(
+        &self,
+        value: T,
+        timeout: Duration,
+    ) -> Result<(), SendTimeoutError<T>> {
+        self.send_deadline(value, Instant::now() + timeout).await
+    }
+
+    /// Like [`Sender::send`], giving up at `deadline`.
+    #[cfg(not(loom))]
+    pub async fn send_deadline(
+        &self,
+        value: T,
+        deadline: Instant,
+    ) -> Result<(), SendTimeoutError<T>> {
+        let mut fut = self.send(value);
+        let mut sleep = crate::time::sleep_until(deadline);
+        let sent = std::future::poll_fn(|cx| match Pin::new(&mut fut).poll(cx) {
+            Poll::Ready(r) => Poll::Ready(Some(r)),
+            Poll::Pending => Pin::new(&mut sleep).poll(cx).map(|()| None),
+        })
+        .await;
+        self.finish_timed_send(fut, sent)
+    }
+
+    /// The end of a send with a deadline: `sent` is `None` on timeout, and
+    /// the value is then taken back (unless a receiver got it meanwhile).
+    #[cfg(not(loom))]
+    fn finish_timed_send(
+        &self,
+        mut fut: Send<'_, T>,
+        sent: Option<Result<(), SendError<T>>>,
+    ) -> Result<(), SendTimeoutError<T>> {
+        match sent {
             Some(Ok(())) => Ok(()),
             Some(Err(SendError(v))) => Err(SendTimeoutError::Closed(v)),
             None => match self.chan.abandon_send(&mut fut.value, &mut fut.key) {
@@ -807,18 +866,27 @@ impl<T> Receiver<T> {
 
     /// Like [`Receiver::recv_blocking`], giving up after `timeout`.
     #[cfg(not(loom))]
-    pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
-        self.recv_deadline(Instant::now() + timeout)
+    pub fn recv_timeout_blocking(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
+        self.recv_deadline_blocking(Instant::now() + timeout)
     }
 
     /// Like [`Receiver::recv_blocking`], giving up at `deadline`.
     #[cfg(not(loom))]
-    pub fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
-        match blocking::block_on_until(pin!(self.recv()), deadline) {
-            Some(Ok(v)) => Ok(v),
-            Some(Err(RecvError)) => Err(RecvTimeoutError::Closed),
-            None => Err(RecvTimeoutError::Timeout),
-        }
+    pub fn recv_deadline_blocking(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
+        timed_recv(blocking::block_on_until(pin!(self.recv()), deadline))
+    }
+
+    /// Like [`Receiver::recv`], giving up after `timeout` (a `spindle::time`
+    /// timer: call it inside a runtime). Cancel-safe: a timeout takes nothing.
+    #[cfg(not(loom))]
+    pub async fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
+        self.recv_deadline(Instant::now() + timeout).await
+    }
+
+    /// Like [`Receiver::recv`], giving up at `deadline`.
+    #[cfg(not(loom))]
+    pub async fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
+        timed_recv(crate::time::timeout_at(deadline, self.recv()).await.ok())
     }
 
     /// Waits for at least one message, then appends up to `max` messages to

@@ -19,15 +19,16 @@
 
 use crate::loom::{AtomicBool, Ordering::*};
 use crate::time::timers::Timers;
-#[cfg(not(loom))]
+#[cfg(not(any(loom, miri)))]
 use std::time::Duration;
 
 pub(crate) struct Driver {
     pub(crate) timers: Timers,
-    #[cfg(not(loom))]
+    #[cfg(not(any(loom, miri)))]
     pub(crate) io: crate::io::reactor::Reactor,
-    /// Under loom there is no poller: a condvar parker stands in for it.
-    #[cfg(loom)]
+    /// Under loom and miri there is no poller (miri cannot run epoll or
+    /// timerfd): a condvar parker stands in for it.
+    #[cfg(any(loom, miri))]
     waiter: super::park::Parker,
     locked: AtomicBool,
 }
@@ -39,9 +40,9 @@ impl Driver {
     pub(crate) fn new(shards: usize) -> std::io::Result<Driver> {
         Ok(Driver {
             timers: Timers::new(shards),
-            #[cfg(not(loom))]
+            #[cfg(not(any(loom, miri)))]
             io: crate::io::reactor::Reactor::new()?,
-            #[cfg(loom)]
+            #[cfg(any(loom, miri))]
             waiter: super::park::Parker::new(),
             locked: AtomicBool::new(false),
         })
@@ -56,25 +57,33 @@ impl Driver {
 
     /// Makes the current or next `wait` return (any thread).
     pub(crate) fn notify(&self) {
-        #[cfg(not(loom))]
+        #[cfg(not(any(loom, miri)))]
         self.io.notify();
-        #[cfg(loom)]
+        #[cfg(any(loom, miri))]
         self.waiter.unpark();
     }
 
     /// Whether a busy worker should take a turn at the driver.
     pub(crate) fn has_work(&self) -> bool {
-        #[cfg(not(loom))]
+        #[cfg(not(any(loom, miri)))]
         if self.io.has_sources() {
             return true;
         }
         self.timers.maybe_due()
     }
 
+    /// Whether any I/O source is registered.
+    pub(crate) fn has_io(&self) -> bool {
+        #[cfg(not(any(loom, miri)))]
+        return self.io.has_sources();
+        #[cfg(any(loom, miri))]
+        false
+    }
+
     /// Runtime shutdown: timers never fire any more.
     pub(crate) fn shut_down(&self) {
         self.timers.shut_down();
-        #[cfg(not(loom))]
+        #[cfg(not(any(loom, miri)))]
         self.io.shut_down();
     }
 }
@@ -83,15 +92,15 @@ impl DriverGuard<'_> {
     /// Blocks until an I/O event, a `notify`, or the next timer's deadline.
     pub(crate) fn wait(&self) {
         let timeout = self.0.timers.until_next();
-        #[cfg(not(loom))]
+        #[cfg(not(any(loom, miri)))]
         self.0.io.wait(timeout);
-        #[cfg(loom)]
+        #[cfg(any(loom, miri))]
         self.0.waiter.park_timeout(timeout);
     }
 
     /// Polls for I/O events without blocking (busy workers).
     pub(crate) fn poll_now(&self) {
-        #[cfg(not(loom))]
+        #[cfg(not(any(loom, miri)))]
         if self.0.io.has_sources() {
             self.0.io.wait(Some(Duration::ZERO));
         }
@@ -100,9 +109,9 @@ impl DriverGuard<'_> {
     /// Fires due timers and wakes the tasks whose I/O is ready; returns how
     /// many tasks were woken.
     pub(crate) fn dispatch(&self) -> usize {
-        #[cfg_attr(loom, allow(unused_mut))]
+        #[cfg_attr(any(loom, miri), allow(unused_mut))]
         let mut woken = self.0.timers.process();
-        #[cfg(not(loom))]
+        #[cfg(not(any(loom, miri)))]
         {
             woken += self.0.io.dispatch();
         }

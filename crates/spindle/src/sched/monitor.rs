@@ -92,7 +92,7 @@ impl Stall {
             .sum();
         let stalled = shared.is_quiescent()
             && shared.registry.len() > 0
-            && !shared.driver.io.has_sources()
+            && !shared.driver.has_io()
             && shared.driver.timers.armed() == 0
             && {
                 let b = shared.blocking.metrics();

@@ -122,7 +122,7 @@ impl<T> Receiver<T> {
 
     /// Waits for the value from a plain thread, at most `timeout`.
     #[cfg(not(loom))]
-    pub fn recv_timeout(&mut self, timeout: Duration) -> Result<T, RecvTimeoutError> {
+    pub fn recv_timeout_blocking(&mut self, timeout: Duration) -> Result<T, RecvTimeoutError> {
         match blocking::block_on_until(pin!(self), Instant::now() + timeout) {
             Some(Ok(v)) => Ok(v),
             Some(Err(RecvError)) => Err(RecvTimeoutError::Closed),
