@@ -35,6 +35,7 @@ pub struct Builder {
     slow_poll: Option<Duration>,
     stall_after: Option<Duration>,
     on_stall: OnStall,
+    dump_on_sigquit: bool,
 }
 
 /// The usual slow-poll threshold (see [`Builder::slow_poll_threshold`]).
@@ -109,6 +110,7 @@ impl Builder {
             slow_poll: None,
             stall_after: Some(Duration::from_secs(1)),
             on_stall: std::sync::Arc::new(diagnostics::print_stall),
+            dump_on_sigquit: false,
         }
     }
 
@@ -188,6 +190,14 @@ impl Builder {
         self
     }
 
+    /// Print [`Runtime::dump`] on stderr at every `SIGQUIT` (`kill -QUIT
+    /// <pid>`, or Ctrl-\ in a terminal), as Go prints its goroutines. Off by default: it
+    /// replaces the signal's default action (quit with a core dump).
+    pub fn dump_on_sigquit(mut self, on: bool) -> Builder {
+        self.dump_on_sigquit = on;
+        self
+    }
+
     /// The worker count `build` will use.
     pub fn resolved_workers(&self) -> Result<usize, BuildError> {
         match self.workers {
@@ -261,6 +271,10 @@ impl Builder {
             }
         };
         pool.set_handle(rt.handle.clone());
+        #[cfg(not(any(loom, miri)))]
+        if self.dump_on_sigquit {
+            diagnostics::dump_on_sigquit(&rt.handle).map_err(BuildError::Spawn)?;
+        }
         Ok(rt)
     }
 }

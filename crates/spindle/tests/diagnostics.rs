@@ -97,3 +97,22 @@ fn a_bad_slow_poll_setting_is_a_build_error_naming_it() {
         "{err}"
     );
 }
+
+#[test]
+fn sigquit_prints_the_dump_and_the_process_lives_on() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .dump_on_sigquit(true)
+        .build()
+        .unwrap();
+    // The dump goes to stderr (not captured here); what this checks is that
+    // the handler is installed (SIGQUIT's default would kill the test
+    // process) and the runtime keeps working after it.
+    // SAFETY: raising a signal that has a handler installed.
+    assert_eq!(unsafe { libc::raise(libc::SIGQUIT) }, 0);
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(
+        rt.block_on(async { spindle::spawn(async { 5 }).await.unwrap() }),
+        5
+    );
+}

@@ -12,8 +12,9 @@
 //!   (until something runs again) through the `on_stall` callback, by
 //!   default a report on stderr. Only a *possible* deadlock: a thread
 //!   outside the runtime may still wake those tasks.
-//! - **Dump** (`Runtime::dump`): workers, queues, injector, timers, the
-//!   blocking pool and the worst slow polls, as text.
+//! - **Dump** (`Runtime::dump`, or `SIGQUIT` with
+//!   `Builder::dump_on_sigquit`): workers, queues, injector, timers, the
+//!   blocking pool and the worst slow polls, as text on stderr.
 
 use crate::loom::{lock, AtomicU64, Mutex, Ordering::Relaxed};
 use std::fmt;
@@ -143,6 +144,29 @@ impl fmt::Display for StallReport {
 
 /// The callback type of `Builder::on_stall`.
 pub(crate) type OnStall = std::sync::Arc<dyn Fn(&StallReport) + Send + Sync>;
+
+/// Prints the runtime's dump on stderr at every `SIGQUIT` (a `signal-hook`
+/// self-pipe and a small thread) for as long as the runtime lives.
+#[cfg(not(any(loom, miri)))]
+pub(crate) fn dump_on_sigquit(handle: &super::Handle) -> std::io::Result<()> {
+    use std::io::Read;
+    let runtime = handle.downgrade();
+    let (mut rx, tx) = std::os::unix::net::UnixStream::pair()?;
+    let id = signal_hook::low_level::pipe::register(signal_hook::consts::SIGQUIT, tx)?;
+    std::thread::Builder::new()
+        .name("spindle-dump".into())
+        .spawn(move || {
+            let mut buf = [0u8; 16];
+            while matches!(rx.read(&mut buf), Ok(n) if n > 0) {
+                match runtime.upgrade() {
+                    Some(h) => eprint!("{}", h.metrics()),
+                    None => break, // the runtime is gone
+                }
+            }
+            signal_hook::low_level::unregister(id);
+        })?;
+    Ok(())
+}
 
 /// The default `on_stall`: the report on stderr.
 pub(crate) fn print_stall(report: &StallReport) {

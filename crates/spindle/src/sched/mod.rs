@@ -141,6 +141,15 @@ impl Handle {
         }
     }
 
+    /// A reference that does not keep the runtime's state alive.
+    #[cfg(not(any(loom, miri)))]
+    pub(crate) fn downgrade(&self) -> WeakHandle {
+        match &self.inner {
+            HandleInner::Multi(s) => WeakHandle::Multi(std::sync::Arc::downgrade(s)),
+            HandleInner::Current(s) => WeakHandle::Current(std::sync::Arc::downgrade(s)),
+        }
+    }
+
     /// Runs `f` on this runtime's blocking pool (see [`crate::spawn_blocking`]).
     pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
     where
@@ -164,6 +173,24 @@ impl Handle {
     /// Makes `spawn` on this thread go to this runtime until the guard drops.
     pub fn enter(&self) -> EnterGuard {
         enter(self.clone())
+    }
+}
+
+/// See [`Handle::downgrade`].
+#[cfg(not(any(loom, miri)))]
+pub(crate) enum WeakHandle {
+    Multi(std::sync::Weak<multi_thread::Spawner>),
+    Current(std::sync::Weak<current_thread::Shared>),
+}
+
+#[cfg(not(any(loom, miri)))]
+impl WeakHandle {
+    pub(crate) fn upgrade(&self) -> Option<Handle> {
+        let inner = match self {
+            WeakHandle::Multi(w) => HandleInner::Multi(w.upgrade()?),
+            WeakHandle::Current(w) => HandleInner::Current(w.upgrade()?),
+        };
+        Some(Handle { inner })
     }
 }
 
