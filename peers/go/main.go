@@ -4,6 +4,7 @@
 //
 //	peer-go list
 //	peer-go run <workload> --size N --workers W
+//	peer-go serve-echo --workers W      (echo.go)
 //
 // `run` prints exactly one line
 //
@@ -95,6 +96,10 @@ func resultLine(req request, o outcome) string {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "serve-echo" {
+		serveEcho(os.Args[1:])
+		return
+	}
 	list, req, err := parseArgs(os.Args[1:])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\nusage: <peer> list | <peer> run <workload> --size N --workers W\n", err)

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"io"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -147,5 +150,40 @@ func TestArgsAndLine(t *testing.T) {
 		if _, _, err := parseArgs(strings.Fields(bad)); err == nil {
 			t.Errorf("parse %q: accepted", bad)
 		}
+	}
+}
+
+func TestServeEchoArgs(t *testing.T) {
+	if w, err := parseServeEcho([]string{"serve-echo", "--workers", "2"}); err != nil || w != 2 {
+		t.Fatalf("got %d, %v", w, err)
+	}
+	for _, bad := range [][]string{{"serve-echo"}, {"serve-echo", "--workers", "0"}, {"serve-echo", "--workers", "x"}} {
+		if _, err := parseServeEcho(bad); err == nil {
+			t.Errorf("%v: expected an error", bad)
+		}
+	}
+}
+
+func TestEchoServerEchoesOverLoopback(t *testing.T) {
+	ln, err := listenEcho()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	msg := bytes.Repeat([]byte("echo "), 1000)
+	if _, err := c.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	back := make([]byte, len(msg))
+	if _, err := io.ReadFull(c, back); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back, msg) {
+		t.Fatal("echo differs from what was sent")
 	}
 }

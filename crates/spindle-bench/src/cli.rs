@@ -2,7 +2,7 @@
 //!
 //! - no command: the quick profile, every workload, every available peer;
 //!   progress on stderr, the table on stdout, outputs saved, report path printed;
-//! - `list`, `run`, `compare`, `check-fresh`, `report` (see `--help`).
+//! - `list`, `run`, `compare`, `check-fresh`, `report`, `echo` (see `--help`).
 //!
 //! Exit status: 0 when every row that ran is correct; 1 when a row failed
 //! (wrong result, crash, time-out), a regression was flagged or the run is
@@ -101,6 +101,46 @@ pub enum Cmd {
     },
     /// Regenerate report.html from <out>/latest.json and <out>/history.jsonl
     Report,
+    /// Loopback echo benchmark: requests/s and p99 latency of each peer's echo server under one load generator
+    Echo(EchoArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct EchoArgs {
+    /// Peers: a comma list (each must answer `serve-echo`)
+    #[arg(long, default_value = "spindle,tokio,go")]
+    pub peer: String,
+    /// Concurrent connections, one request in flight on each
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub connections: u64,
+    /// Bytes per request (echoed back whole and checked)
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(16..=1_048_576))]
+    pub request_bytes: u64,
+    /// Seconds of warm-up per run (not counted)
+    #[arg(long, default_value_t = 0.5, value_parser = parse_secs)]
+    pub warmup: f64,
+    /// Seconds measured per run
+    #[arg(long, default_value_t = 2.0, value_parser = parse_secs)]
+    pub duration: f64,
+    /// Runs per peer (peers alternate run by run)
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: u32,
+    /// Most requests one connection sends in a run, warm-up included
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_requests: u64,
+    /// Load-generator threads (the connections are shared out among them)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub client_threads: u64,
+    /// Do not write <out>/echo.json
+    #[arg(long)]
+    pub no_save: bool,
+}
+
+fn parse_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && (0.0..=600.0).contains(&x) => Ok(x),
+        _ => Err(format!("`{s}`: expected seconds between 0 and 600")),
+    }
 }
 
 #[derive(Debug, Args, Clone)]
@@ -254,6 +294,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, String> {
                 }
             }
         }
+        Some(Cmd::Echo(a)) => echo(c, a),
         Some(Cmd::Report) => {
             let out = out_dir(c);
             let run = json::read(&out.join(report::LATEST))?;
@@ -262,6 +303,76 @@ pub fn dispatch(cli: Cli) -> Result<i32, String> {
             Ok(0)
         }
     }
+}
+
+/// `echo`: every named peer's echo server under the same load, alternating.
+fn echo(c: &Common, a: &EchoArgs) -> Result<i32, String> {
+    use crate::echo::{self as e, Load};
+    if a.duration <= 0.0 {
+        return Err("`--duration 0`: need a measured window".into());
+    }
+    let load = Load {
+        connections: a.connections as usize,
+        request_bytes: a.request_bytes as usize,
+        warmup: Duration::from_secs_f64(a.warmup),
+        duration: Duration::from_secs_f64(a.duration),
+        max_requests: a.max_requests,
+        client_threads: a.client_threads as usize,
+    };
+    let workers = c.workers.map(|w| w as usize).unwrap_or_else(meta::cores);
+    let root = peers::workspace_root();
+    let mut run_meta = meta::collect(&root);
+    let infos = discover(c, &a.peer)?;
+    let mut results: Vec<(String, Vec<e::RunFigures>, Option<String>)> = Vec::new();
+    for p in &infos {
+        let error = p
+            .available
+            .as_ref()
+            .err()
+            .map(|why| format!("unavailable: {why}"));
+        results.push((p.name.clone(), Vec::new(), error));
+    }
+    for round in 0..a.runs {
+        for (info, (_, runs, error)) in infos.iter().zip(results.iter_mut()) {
+            let Ok(peer) = &info.available else { continue };
+            if error.is_some() {
+                continue;
+            }
+            if !c.quiet {
+                eprintln!(
+                    "spindle-bench: echo run {}/{} on {}",
+                    round + 1,
+                    a.runs,
+                    peer.name
+                );
+            }
+            match e::run_once(peer, workers, &load) {
+                Ok(f) => runs.push(f),
+                Err(why) => *error = Some(why),
+            }
+        }
+    }
+    run_meta.loadavg_end = meta::loadavg();
+    let run = e::EchoRun {
+        meta: run_meta,
+        workers,
+        load,
+        runs_per_peer: a.runs,
+        peers: results
+            .into_iter()
+            .map(|(name, runs, error)| e::summarize(&name, runs, error))
+            .collect(),
+    };
+    out!("{}", e::render(&run));
+    if !a.no_save {
+        let path = e::save(&out_dir(c), &run)?;
+        outln!("saved: {}", path.display());
+    }
+    Ok(if run.peers.iter().any(|p| p.error.is_some()) {
+        1
+    } else {
+        0
+    })
 }
 
 fn discover(c: &Common, spec: &str) -> Result<Vec<PeerInfo>, String> {

@@ -5,11 +5,13 @@
 //! [`runner`] runs one process per measured run and checks every result;
 //! [`stats`] summarises and compares samples; [`report`] writes the table,
 //! JSON, JSONL history, benchstat text and HTML; [`compare`] and [`fresh`]
-//! are the regression and freshness checks; [`meta`] records the machine.
+//! are the regression and freshness checks; [`meta`] records the machine;
+//! [`echo`] is the loopback echo benchmark (`spindle-bench echo`).
 //! See `README.md` for the method and how to read a ratio.
 
 pub mod cli;
 pub mod compare;
+pub mod echo;
 pub mod fresh;
 pub mod meta;
 pub mod peers;

@@ -28,12 +28,16 @@
 //! alone: runtime start-up and tear-down are outside it. Extra `key=value`
 //! pairs carry workload-specific figures (heartbeats achieved, bytes moved).
 //! Values contain no spaces.
+//!
+//! Peers that serve the loopback echo benchmark (`spindle-bench echo`) also
+//! answer `<peer> serve-echo --workers W`: see [`echo`].
 
 use std::fmt::Display;
 use std::time::{Duration, Instant};
 
 pub mod catalogue;
 pub mod check;
+pub mod echo;
 pub mod kernels;
 pub mod peer;
 pub mod threads;

@@ -12,6 +12,7 @@
 
 use spindle::chan;
 
+mod echo;
 mod fizzbuzz;
 use spindle::{JoinHandle, Runtime};
 use spindle_peer_common::catalogue::{
@@ -28,6 +29,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 fn main() {
+    if let Some(workers) = spindle_peer_common::echo::requested() {
+        echo::serve(workers);
+    }
     run_main("spindle", support, run);
 }
 

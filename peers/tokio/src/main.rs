@@ -8,6 +8,8 @@
 //! needs MPMC (fanout); joins go through `JoinHandle`s and `JoinSet`, select
 //! through `tokio::select!`, timers through `tokio::time`.
 
+mod echo;
+
 use spindle_peer_common::catalogue::{
     blockers, chain_share, fizzbuzz_batch, payload_bytes, pipeline_shape, select_arity,
     sleep_duration, ASYNC_COMPUTE_STEPS, ASYNC_COMPUTE_YIELD_AT, BLOCKING_SLEEP, BLOCK_ALL_BATCH,
@@ -26,6 +28,9 @@ use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::task::{self, JoinHandle, JoinSet};
 
 fn main() {
+    if let Some(workers) = spindle_peer_common::echo::requested() {
+        echo::serve(workers);
+    }
     // Tokio expresses every row of the catalogue.
     run_main("tokio", |_| Ok(()), run);
 }
