@@ -261,7 +261,12 @@ impl Builder {
                     multi_thread::Shared::start_worker(&shared, index, Box::new(core))
                         .map_err(|(e, _)| BuildError::Spawn(e))?;
                 }
+                // Not under miri: a thread waking every millisecond of real
+                // time would swamp its interpreter (the monitor is timing,
+                // not memory safety; its protocol has a loom model).
+                #[cfg(not(miri))]
                 let monitor = shared.clone();
+                #[cfg(not(miri))]
                 shared
                     .start_thread(&format!("{}-monitor", self.thread_name), move || {
                         sched::monitor::run(monitor)
