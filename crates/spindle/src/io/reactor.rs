@@ -1,5 +1,13 @@
-//! I/O readiness on the `polling` crate (epoll here; kqueue, IOCP elsewhere):
-//! no hand-written syscalls.
+//! I/O readiness on `mio` (epoll here, kqueue on the BSDs): no hand-written
+//! syscalls.
+//!
+//! Why mio and not `polling` (which this file used first): `polling`'s
+//! `wait` costs five syscalls on Linux (re-arming its timerfd and its
+//! notifier, reading the notifier, then `epoll_wait`), mio's costs one; and
+//! mio reports a peer's FIN (`EPOLLRDHUP`) as `read_closed`, which lets a
+//! short read clear readiness safely (`Registration::poll_io_drain`).
+//! Measured on the echo benchmark (`spindle-bench echo`): see
+//! `docs/bench.md`.
 //!
 //! Each registered file descriptor is a `Source` with a readiness record per
 //! direction (read, write). Sources are registered once, edge-triggered, for
@@ -32,13 +40,24 @@
 //! waiter cannot grow the list without bound, and none is lost (a woken task
 //! that still waits registers again).
 //!
+//! `closed` is sticky: once an event says the direction is closed for good
+//! (a FIN for reading, an error or hang-up for both), `clear_ready` no
+//! longer clears it, as no edge will ever come again while the attempt
+//! would succeed at once (end of stream, or the error).
+//!
 //! Only the driver-lock holder waits on the poller and dispatches events;
-//! `notify` (any thread) makes the current or next wait return.
+//! `notify` (any thread) makes the current or next wait return: mio's waker
+//! is an eventfd whose write makes the current or next `epoll_wait` return.
+//! The `notified` flag skips that write while one is already pending: it is
+//! set by `notify` before writing and cleared after a wait returns, and the
+//! caller of `wait` re-reads its state after that, so a notification whose
+//! write was skipped is seen anyway.
 
-use crate::loom::{lock, AtomicUsize, Mutex, Ordering::*};
-use polling::{Event, Events, PollMode, Poller};
+use crate::loom::{lock, AtomicBool, AtomicUsize, Mutex, Ordering::*};
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll as MioPoll, Registry, Token, Waker as MioWaker};
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -46,6 +65,13 @@ use std::time::Duration;
 /// Distinct wakers kept per direction before they are flushed (see the
 /// module docs).
 const MAX_WAITERS: usize = 64;
+
+/// The token of the reactor's own waker (no source has it: keys are slab
+/// indices).
+const WAKE: Token = Token(usize::MAX);
+
+/// Events taken per wait.
+const EVENTS: usize = 1024;
 
 /// Read or write readiness.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +83,8 @@ pub(crate) enum Direction {
 #[derive(Default)]
 struct Readiness {
     ready: bool,
+    /// Closed for good (see the module docs): `ready` stays set.
+    closed: bool,
     tick: u64,
     /// The usual single waiter.
     waker: Option<Waker>,
@@ -66,8 +94,9 @@ struct Readiness {
 
 impl Readiness {
     /// An event: ready, a new tick, and every waiter moved to `out`.
-    fn fire(&mut self, out: &mut Vec<Waker>) {
+    fn fire(&mut self, closed: bool, out: &mut Vec<Waker>) {
         self.ready = true;
+        self.closed |= closed;
         self.tick = self.tick.wrapping_add(1);
         self.take_wakers(out);
     }
@@ -107,13 +136,22 @@ pub(crate) struct Source {
 }
 
 pub(crate) struct Reactor {
-    poller: Poller,
-    /// Filled by `wait`, drained by `dispatch` (driver-lock holder only),
-    /// with the buffer `dispatch` collects wakers in (kept to avoid an
-    /// allocation per turn).
-    events: Mutex<(Events, Vec<Waker>)>,
+    /// What the driver-lock holder alone touches: the poll instance, the
+    /// events the last `wait` filled (drained by `dispatch`), and the buffer
+    /// `dispatch` collects wakers in (kept to avoid an allocation per turn).
+    driven: Mutex<Driven>,
+    /// Registers and deregisters from any thread.
+    registry: Registry,
+    waker: MioWaker,
+    notified: AtomicBool,
     sources: Mutex<Slab>,
     registered: AtomicUsize,
+}
+
+struct Driven {
+    poll: MioPoll,
+    events: Events,
+    wakers: Vec<Waker>,
 }
 
 /// Sources by key, with a free list.
@@ -125,9 +163,18 @@ struct Slab {
 
 impl Reactor {
     pub(crate) fn new() -> io::Result<Reactor> {
+        let poll = MioPoll::new()?;
+        let registry = poll.registry().try_clone()?;
+        let waker = MioWaker::new(&registry, WAKE)?;
         Ok(Reactor {
-            poller: Poller::new()?,
-            events: Mutex::new((Events::new(), Vec::new())),
+            driven: Mutex::new(Driven {
+                poll,
+                events: Events::with_capacity(EVENTS),
+                wakers: Vec::new(),
+            }),
+            registry,
+            waker,
+            notified: AtomicBool::new(false),
             sources: Mutex::new(Slab::default()),
             registered: AtomicUsize::new(0),
         })
@@ -151,12 +198,14 @@ impl Reactor {
             key,
             state: Mutex::new([ready(), ready()]),
         });
-        // SAFETY: the caller keeps `fd` open until `deregister`, which
-        // removes it from the poller before the fd can be closed.
-        let added = unsafe {
-            self.poller
-                .add_with_mode(fd, Event::all(key), PollMode::Edge)
-        };
+        // The caller keeps `fd` open until `deregister`, which removes it
+        // from the poller before the fd can be closed. mio registers
+        // edge-triggered.
+        let added = self.registry.register(
+            &mut SourceFd(&fd),
+            Token(key),
+            Interest::READABLE | Interest::WRITABLE,
+        );
         if let Err(e) = added {
             slab.free.push(key);
             return Err(e);
@@ -172,9 +221,8 @@ impl Reactor {
 
     /// Removes `source` from the poller (call before closing its fd).
     pub(crate) fn deregister(&self, source: &Source) {
-        // SAFETY: the fd is still open (the caller closes it after this).
-        let fd = unsafe { BorrowedFd::borrow_raw(source.fd) };
-        let _ = self.poller.delete(fd);
+        // The fd is still open (the caller closes it after this).
+        let _ = self.registry.deregister(&mut SourceFd(&source.fd));
         let mut wakers = Vec::new();
         {
             let mut slab = lock(&self.sources);
@@ -196,37 +244,48 @@ impl Reactor {
 
     /// Blocks until an event, `notify`, or `timeout` (`None`: no limit).
     pub(crate) fn wait(&self, timeout: Option<Duration>) {
-        let mut guard = lock(&self.events);
-        guard.0.clear();
+        let mut driven = lock(&self.driven);
+        let Driven { poll, events, .. } = &mut *driven;
         // An error here (EINTR) is a spurious wake-up: the caller re-checks.
-        let _ = self.poller.wait(&mut guard.0, timeout);
+        if poll.poll(events, timeout).is_err() {
+            events.clear();
+        }
+        // After the wait: a `notify` from here on writes again (see the
+        // module docs for why one skipped before this is not lost).
+        self.notified.store(false, SeqCst);
     }
 
     /// Makes the current or next `wait` return.
     pub(crate) fn notify(&self) {
-        let _ = self.poller.notify();
+        if !self.notified.swap(true, SeqCst) {
+            let _ = self.waker.wake();
+        }
     }
 
     /// Wakes the tasks the last `wait` found ready; returns how many events.
     pub(crate) fn dispatch(&self) -> usize {
-        let mut guard = lock(&self.events);
-        let (events, wakers) = &mut *guard;
-        let n = events.len();
-        if n == 0 {
+        let mut driven = lock(&self.driven);
+        let Driven { events, wakers, .. } = &mut *driven;
+        if events.is_empty() {
             return 0;
         }
+        let mut n = 0;
         {
             let slab = lock(&self.sources);
             for ev in events.iter() {
-                let Some(Some(source)) = slab.entries.get(ev.key) else {
-                    continue; // deregistered since
+                let Some(Some(source)) = slab.entries.get(ev.token().0) else {
+                    continue; // the waker's token, or deregistered since
                 };
+                n += 1;
+                let error = ev.is_error();
+                let read_closed = error || ev.is_read_closed();
+                let write_closed = error || ev.is_write_closed();
                 let mut state = lock(&source.state);
-                if ev.readable {
-                    state[Direction::Read as usize].fire(wakers);
+                if ev.is_readable() || read_closed {
+                    state[Direction::Read as usize].fire(read_closed, wakers);
                 }
-                if ev.writable {
-                    state[Direction::Write as usize].fire(wakers);
+                if ev.is_writable() || write_closed {
+                    state[Direction::Write as usize].fire(write_closed, wakers);
                 }
             }
         }
@@ -272,7 +331,7 @@ impl Source {
     pub(crate) fn clear_ready(&self, dir: Direction, tick: u64) {
         let mut state = lock(&self.state);
         let r = &mut state[dir as usize];
-        if r.tick == tick {
+        if r.tick == tick && !r.closed {
             r.ready = false;
         }
     }

@@ -40,7 +40,25 @@ impl Registration {
         &self,
         dir: Direction,
         cx: &mut Context<'_>,
+        op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        self.poll_io_drain(dir, cx, op, |_| false)
+    }
+
+    /// `poll_io`, for operations that can tell from their result that they
+    /// drained the socket (`drained`): a stream read that filled less than
+    /// its buffer, a stream write that took less than it was given. The
+    /// kernel only stops short when the receive queue is empty or the send
+    /// buffer full, so the direction is cleared at once (with the tick seen
+    /// before the attempt, as for `WouldBlock`: an edge that arrived since
+    /// keeps it ready), which saves the syscall that would only have
+    /// returned `WouldBlock`.
+    pub(crate) fn poll_io_drain<R>(
+        &self,
+        dir: Direction,
+        cx: &mut Context<'_>,
         mut op: impl FnMut() -> io::Result<R>,
+        drained: impl Fn(&R) -> bool,
     ) -> Poll<io::Result<R>> {
         loop {
             let tick = ready!(self.source.poll_ready(dir, cx));
@@ -48,7 +66,13 @@ impl Registration {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.source.clear_ready(dir, tick)
                 }
-                r => return Poll::Ready(r),
+                Ok(r) => {
+                    if drained(&r) {
+                        self.source.clear_ready(dir, tick);
+                    }
+                    return Poll::Ready(Ok(r));
+                }
+                Err(e) => return Poll::Ready(Err(e)),
             }
         }
     }

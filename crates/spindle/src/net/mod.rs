@@ -1,5 +1,5 @@
 //! TCP and UDP sockets for spindle tasks, on the runtime's reactor
-//! (`io/reactor.rs`, epoll through the `polling` crate).
+//! (`io/reactor.rs`, epoll through the `mio` crate).
 //!
 //! - [`TcpListener`], [`TcpStream`] (with borrowed and owned halves),
 //!   [`UdpSocket`]: std sockets made non-blocking, each registered once with

@@ -240,14 +240,25 @@ impl TcpStream {
 
     /// Poll form of [`read`](Self::read).
     pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        self.reg
-            .poll_io(Direction::Read, cx, || (&self.inner).read(buf))
+        let len = buf.len();
+        // A short read (not end of stream) emptied the receive queue.
+        self.reg.poll_io_drain(
+            Direction::Read,
+            cx,
+            || (&self.inner).read(buf),
+            |&n| n > 0 && n < len,
+        )
     }
 
     /// Poll form of [`write`](Self::write).
     pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.reg
-            .poll_io(Direction::Write, cx, || (&self.inner).write(buf))
+        // A short write filled the send buffer.
+        self.reg.poll_io_drain(
+            Direction::Write,
+            cx,
+            || (&self.inner).write(buf),
+            |&n| n > 0 && n < buf.len(),
+        )
     }
 
     /// Shuts down reading, writing or both. `Shutdown::Write` is a
