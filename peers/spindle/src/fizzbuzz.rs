@@ -12,6 +12,9 @@
 //!   writes classes in place in the next channel, the logger counts in place
 //!   (`peek_slots`); no buffer at all.
 //!
+//! `SPINDLE_ACTOR_TELEMETRY=127.0.0.1:0` turns the telemetry server on (to
+//! measure its cost; the harness never sets it).
+//!
 //! The generator closes its channel after the last value; the stop follows
 //! the last message down the pipeline, and the row waits for every actor to
 //! stop, then checks that the stop was clean (every message sent was taken).
@@ -21,6 +24,17 @@ use spindle_peer_common::catalogue::{fizzbuzz_batch, fizzbuzz_capacity};
 use spindle_peer_common::kernels::{self, FizzCounts};
 
 type Res = Result<(), spindle_actor::PortError>;
+
+/// Where the actors run: spindle tasks (the default), one team
+/// (`SPINDLE_ACTOR_PLACEMENT=team`), or a thread each (`=thread`), for
+/// measuring the placements; the harness never sets it.
+fn place(b: spindle_actor::ActorBuilder<'_>) -> spindle_actor::ActorBuilder<'_> {
+    match std::env::var("SPINDLE_ACTOR_PLACEMENT").as_deref() {
+        Ok("team") => b.team("all"),
+        Ok("thread") => b.own_thread(),
+        _ => b,
+    }
+}
 
 pub async fn run(n: u64, zero_copy: bool) -> FizzCounts {
     let cap = fizzbuzz_capacity(n);
@@ -39,27 +53,30 @@ pub async fn run(n: u64, zero_copy: bool) -> FizzCounts {
     let counts = ActorState::new(FizzCounts::default());
     let c = counts.clone();
     if zero_copy {
-        g.actor("generator")
+        place(g.actor("generator"))
             .writes(&vtx)
             .run(move |_| generator_zc(vtx.clone(), n, batch));
-        g.actor("worker")
+        place(g.actor("worker"))
             .reads(&vrx)
             .writes(&ctx_)
             .run(move |_| worker_zc(vrx.clone(), ctx_.clone(), batch));
-        g.actor("logger")
+        place(g.actor("logger"))
             .reads(&crx)
             .run(move |ctx| logger_zc(ctx, crx.clone(), c.clone(), batch));
     } else {
-        g.actor("generator")
+        place(g.actor("generator"))
             .writes(&vtx)
             .run(move |_| generator(vtx.clone(), n, batch));
-        g.actor("worker")
+        place(g.actor("worker"))
             .reads(&vrx)
             .writes(&ctx_)
             .run(move |_| worker(vrx.clone(), ctx_.clone(), batch));
-        g.actor("logger")
+        place(g.actor("logger"))
             .reads(&crx)
             .run(move |ctx| logger(ctx, crx.clone(), c.clone(), batch));
+    }
+    if let Ok(addr) = std::env::var("SPINDLE_ACTOR_TELEMETRY") {
+        g.telemetry(addr); // to measure what telemetry costs
     }
     let running = g.start(&spindle::Handle::current()).expect("graph");
     running.stopped().await;
@@ -82,11 +99,11 @@ async fn generator(out: TxHandle<u64>, n: u64, batch: usize) -> Res {
 async fn worker(input: RxHandle<u64>, out: TxHandle<u8>, batch: usize) -> Res {
     let (mut rx, mut tx) = (input.lock()?, out.lock()?);
     let mut values = vec![0u64; batch];
-    let mut classes = Vec::with_capacity(batch);
+    let mut classes = vec![0u8; batch];
     while rx.wait_avail(batch).await.is_some() {
         let k = rx.take_slice(&mut values);
-        kernels::classify_into(&values[..k], &mut classes);
-        tx.send_slice(&classes).await;
+        classify(&values[..k], &mut classes[..k]);
+        tx.send_slice(&classes[..k]).await;
     }
     Ok(())
 }
@@ -117,13 +134,8 @@ async fn generator_zc(out: TxHandle<u64>, n: u64, batch: usize) -> Res {
         }
         let mut slots = tx.poke_slots(want);
         let (a, b) = slots.slices();
-        let mut v = next;
-        for s in a.iter_mut().chain(b.iter_mut()) {
-            *s = v;
-            v += 1;
-        }
-        let k = (v - next) as usize;
-        slots.commit(k);
+        let v = count_up(b, count_up(a, next));
+        slots.commit((v - next) as usize);
         next = v;
     }
     Ok(())
@@ -148,6 +160,21 @@ async fn worker_zc(input: RxHandle<u64>, out: TxHandle<u8>, batch: usize) -> Res
     Ok(())
 }
 
+/// The worker's kernel over a run: `kernels::classify` for each value.
+fn classify(values: &[u64], classes: &mut [u8]) {
+    for (c, &v) in classes.iter_mut().zip(values) {
+        *c = kernels::classify(v);
+    }
+}
+
+/// Writes `from, from + 1, …` into `run`; returns the value after it.
+fn count_up(run: &mut [u64], from: u64) -> u64 {
+    for (i, s) in run.iter_mut().enumerate() {
+        *s = from + i as u64;
+    }
+    from + run.len() as u64
+}
+
 /// Classifies `ia ++ ib` into `oa ++ ob` (equal total lengths, different
 /// split points); returns how many.
 fn classify_runs(ia: &[u64], ib: &[u64], oa: &mut [u8], ob: &mut [u8]) -> usize {
@@ -165,9 +192,7 @@ fn classify_runs(ia: &[u64], ib: &[u64], oa: &mut [u8], ob: &mut [u8]) -> usize 
             (&mut *ob, i - oa.len())
         };
         let run = (src.len() - so).min(dst.len() - d0).min(n - i);
-        for (d, &s) in dst[d0..d0 + run].iter_mut().zip(&src[so..so + run]) {
-            *d = kernels::classify(s);
-        }
+        classify(&src[so..so + run], &mut dst[d0..d0 + run]);
         i += run;
     }
     n
