@@ -37,11 +37,16 @@ pub async fn run(
             }
             slots.commit(n);
         } else {
-            for s in &mut buf[..n] {
-                *s = next;
-                next += 1;
+            let mut left = n;
+            while left > 0 {
+                let k = left.min(buf.len());
+                for s in &mut buf[..k] {
+                    *s = next;
+                    next += 1;
+                }
+                tx.send_slice(&buf[..k]).await;
+                left -= k;
             }
-            tx.send_slice(&buf[..n]).await;
         }
         *generated += n as u64;
     }

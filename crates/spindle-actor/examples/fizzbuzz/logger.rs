@@ -19,7 +19,7 @@ pub async fn run(
     let mut buf = if zero_copy {
         Vec::new()
     } else {
-        vec![Verdict::Value; batch]
+        vec![Verdict::Value; batch.min(1 << 14)]
     };
     let mut last = Instant::now();
     while ctx.is_running(|| rx.is_closed_and_empty()) {

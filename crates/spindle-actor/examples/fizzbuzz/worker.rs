@@ -25,11 +25,13 @@ pub async fn run(
     let (mut beats, mut rx, mut tx) = (heartbeat.lock()?, values.lock()?, out.lock()?);
     let mut st = state.lock();
     let batch = rx.batch_hint();
-    // The double buffers of the copy mode, allocated once per run.
+    // The double buffers of the copy mode, allocated once per run; a batch
+    // goes through them in cache-sized chunks.
+    let chunk = CHUNK.min(batch);
     let (mut inbuf, mut outbuf) = if zero_copy {
         (Vec::new(), Vec::new())
     } else {
-        (vec![0u64; batch], vec![Verdict::Value; batch])
+        (vec![0u64; chunk], vec![Verdict::Value; chunk])
     };
     while ctx.is_running(|| agree(&mut beats, &mut rx, &mut tx, &mut st)) {
         if ctx.is_stopping() {
@@ -46,7 +48,7 @@ pub async fn run(
             let moved = if zero_copy {
                 step_in_place(&mut rx, &mut tx, batch).await
             } else {
-                step_copy(&mut rx, &mut tx, &mut inbuf, &mut outbuf).await
+                step_copy(&mut rx, &mut tx, &mut inbuf, &mut outbuf, batch).await
             };
             st.values += moved as u64;
             st.messages += moved as u64;
@@ -77,17 +79,35 @@ fn agree(
     beats.is_closed_and_empty() && rx.is_closed_and_empty() && tx.mark_closed()
 }
 
-/// Copy mode: values out of the channel into a buffer, verdicts into a
-/// second buffer, then into the next channel.
+/// Messages per copy through the double buffers (128 KiB of values): small
+/// enough that what was just copied is still in cache when it is read.
+const CHUNK: usize = 1 << 14;
+
+/// Copy mode: up to a batch of values out of the channel into a buffer,
+/// verdicts into a second buffer, then into the next channel, chunk by
+/// chunk.
 async fn step_copy(
     rx: &mut Rx<u64>,
     tx: &mut Tx<Verdict>,
     inbuf: &mut [u64],
     outbuf: &mut [Verdict],
+    batch: usize,
 ) -> usize {
-    let k = rx.take_slice(inbuf);
-    classify(&inbuf[..k], &mut outbuf[..k]);
-    tx.send_slice(&outbuf[..k]).await
+    let mut moved = 0;
+    while moved < batch {
+        let want = inbuf.len().min(batch - moved);
+        let k = rx.take_slice(&mut inbuf[..want]);
+        if k == 0 {
+            break;
+        }
+        classify(&inbuf[..k], &mut outbuf[..k]);
+        let sent = tx.send_slice(&outbuf[..k]).await;
+        moved += sent;
+        if sent < k {
+            break; // the logger is gone
+        }
+    }
+    moved
 }
 
 /// Zero-copy mode: read the values where they lie in `values`, write the
