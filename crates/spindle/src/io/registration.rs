@@ -31,6 +31,10 @@ impl Registration {
             ));
         };
         let source = driver.io.register(fd)?;
+        // A driver waiting on its condvar (no source registered until now)
+        // must come back and wait on the poller, or this fd's events would
+        // wait for the next timer.
+        driver.notify();
         Ok(Registration { driver, source })
     }
 

@@ -26,9 +26,10 @@ pub(crate) struct Driver {
     pub(crate) timers: Timers,
     #[cfg(not(any(loom, miri)))]
     pub(crate) io: crate::io::reactor::Reactor,
-    /// Under loom and miri there is no poller (miri cannot run epoll or
-    /// timerfd): a condvar parker stands in for it.
-    #[cfg(any(loom, miri))]
+    /// The wait while no I/O source is registered (and always under loom
+    /// and miri, which cannot run epoll): a condvar with a nanosecond
+    /// timeout. epoll's timeout is whole milliseconds, rounded up, which
+    /// would make a 1 ms interval miss every other tick.
     waiter: super::park::Parker,
     locked: AtomicBool,
 }
@@ -42,7 +43,6 @@ impl Driver {
             timers: Timers::new(shards),
             #[cfg(not(any(loom, miri)))]
             io: crate::io::reactor::Reactor::new()?,
-            #[cfg(any(loom, miri))]
             waiter: super::park::Parker::new(),
             locked: AtomicBool::new(false),
         })
@@ -57,10 +57,11 @@ impl Driver {
 
     /// Makes the current or next `wait` return (any thread).
     pub(crate) fn notify(&self) {
+        // Both, since the waiter chose one before this could know which;
+        // each is sticky, and each costs a swap when nobody waits on it.
+        self.waiter.unpark();
         #[cfg(not(any(loom, miri)))]
         self.io.notify();
-        #[cfg(any(loom, miri))]
-        self.waiter.unpark();
     }
 
     /// Whether a busy worker should take a turn at the driver.
@@ -93,8 +94,9 @@ impl DriverGuard<'_> {
     pub(crate) fn wait(&self) {
         let timeout = self.0.timers.until_next();
         #[cfg(not(any(loom, miri)))]
-        self.0.io.wait(timeout);
-        #[cfg(any(loom, miri))]
+        if self.0.io.has_sources() {
+            return self.0.io.wait(timeout);
+        }
         self.0.waiter.park_timeout(timeout);
     }
 

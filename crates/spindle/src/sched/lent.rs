@@ -22,22 +22,37 @@ use super::multi_thread::Core;
 use crate::loom::{AtomicPtr, Ordering::*};
 use std::ptr;
 
-pub(crate) struct Lent(AtomicPtr<Core>);
+pub(crate) struct Lent {
+    core: AtomicPtr<Core>,
+    /// The owner thread's OS id (Linux), for the monitor to ask how much
+    /// CPU it is using; 0 where unknown.
+    tid: i32,
+}
 
 impl Lent {
+    /// A slot for the calling thread.
     pub(crate) fn new() -> Lent {
-        Lent(AtomicPtr::new(ptr::null_mut()))
+        Lent {
+            core: AtomicPtr::new(ptr::null_mut()),
+            tid: current_tid(),
+        }
+    }
+
+    /// CPU time the owner thread has run, in ns (Linux
+    /// `/proc/self/task/<tid>/schedstat`); `None` where unknown.
+    pub(crate) fn owner_cpu_ns(&self) -> Option<u64> {
+        thread_cpu_ns(self.tid)
     }
 
     /// Puts the core in the slot (only the owner thread, only when empty).
     pub(crate) fn lend(&self, core: Box<Core>) {
-        let prev = self.0.swap(Box::into_raw(core), AcqRel);
+        let prev = self.core.swap(Box::into_raw(core), AcqRel);
         debug_assert!(prev.is_null(), "lent a core over another");
     }
 
     /// Takes the core out, if it is there.
     pub(crate) fn take(&self) -> Option<Box<Core>> {
-        let p = self.0.swap(ptr::null_mut(), AcqRel);
+        let p = self.core.swap(ptr::null_mut(), AcqRel);
         // SAFETY: a non-null pointer here came from `Box::into_raw` in
         // `lend`, and the swap made this caller its only owner (AcqRel: the
         // lender's writes to the core happen before our use of it).
@@ -46,7 +61,7 @@ impl Lent {
 
     /// Whether a core is lent now (the monitor's cheap check).
     pub(crate) fn is_lent(&self) -> bool {
-        !self.0.load(Relaxed).is_null()
+        !self.core.load(Relaxed).is_null()
     }
 }
 
@@ -54,4 +69,24 @@ impl Drop for Lent {
     fn drop(&mut self) {
         drop(self.take()); // a core left behind is dropped (its tasks cancelled)
     }
+}
+
+#[cfg(all(target_os = "linux", not(loom), not(miri)))]
+fn current_tid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() }
+}
+
+#[cfg(not(all(target_os = "linux", not(loom), not(miri))))]
+fn current_tid() -> i32 {
+    0
+}
+
+/// The first field of `/proc/self/task/<tid>/schedstat`: ns on a CPU.
+fn thread_cpu_ns(tid: i32) -> Option<u64> {
+    if tid == 0 {
+        return None;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+    stat.split_whitespace().next()?.parse().ok()
 }

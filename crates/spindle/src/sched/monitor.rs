@@ -3,10 +3,17 @@
 //! Every round (between `MIN_ROUND` and `handoff_after / 2` while tasks
 //! run, backing off to `MAX_ROUND` while every worker is idle) it
 //! - notices a worker whose thread has been inside one poll (its core lent
-//!   out, its poll counter unchanged) for `handoff_after` or longer, takes
-//!   the core from that thread's lending slot and starts a new thread on it
-//!   (`Shared::retake`), so the tasks queued behind a blocking call keep
-//!   running; the stuck thread finishes its poll and exits;
+//!   out, its poll counter unchanged) for `handoff_after` or longer *and is
+//!   blocked*: over one more round it ran on a CPU less than half the time
+//!   (Linux: the thread's `schedstat`; elsewhere every stuck thread counts
+//!   as blocked). It takes the core from that thread's lending slot and
+//!   starts a new thread on it (`Shared::retake`), so the tasks queued
+//!   behind a blocking call keep running; the stuck thread finishes its poll
+//!   and exits. A thread that keeps a CPU busy (a long CPU-bound poll, say a
+//!   loop spawning a million tasks) is left alone until `HOG_FACTOR` times
+//!   the threshold: handing its queue off early only adds threads competing
+//!   for the same cores. (The thread's run state is no help: a thread back
+//!   from a 1 ms sleep waits for a CPU in state `R` on a busy machine.)
 //! - serves due timers and ready I/O when no worker is parked on the driver
 //!   to do it (every worker inside a long poll): the woken tasks go through
 //!   the injector.
@@ -26,6 +33,8 @@ use std::time::{Duration, Instant};
 const MIN_ROUND: Duration = Duration::from_micros(100);
 const BUSY_ROUND: Duration = Duration::from_millis(1);
 const MAX_ROUND: Duration = Duration::from_millis(10);
+/// A running (not blocked) thread is retaken after this many thresholds.
+const HOG_FACTOR: u32 = 20;
 
 /// The monitor thread's body; returns at runtime shutdown.
 pub(crate) fn run(shared: Arc<Shared>) {
@@ -34,6 +43,8 @@ pub(crate) fn run(shared: Arc<Shared>) {
     let n = shared.remotes().len();
     // Per worker: the poll count last seen and since when it has not moved.
     let mut seen = vec![(u64::MAX, Instant::now()); n];
+    // Per stuck worker: when its CPU time was first sampled, and that time.
+    let mut probe: Vec<Option<(Instant, u64)>> = vec![None; n];
     let mut round = busy_round;
     let mut stall = Stall::default();
     while !shared.is_shutdown() {
@@ -45,16 +56,35 @@ pub(crate) fn run(shared: Arc<Shared>) {
         let now = Instant::now();
         let mut busy = false;
         for (i, remote) in shared.remotes().iter().enumerate() {
-            let lent = lock(&remote.active).is_lent();
+            let active = lock(&remote.active).clone();
+            let lent = active.is_lent();
             let polls = remote.counters.polls.load(Relaxed);
             if !lent || polls != seen[i].0 {
                 seen[i] = (polls, now);
+                probe[i] = None;
                 busy |= lent;
                 continue;
             }
             busy = true;
-            if threshold.is_some_and(|t| now - seen[i].1 >= t) && Shared::retake(&shared, i) {
+            let stuck = now - seen[i].1;
+            let due = match threshold {
+                Some(t) if stuck >= t * HOG_FACTOR => true,
+                Some(t) if stuck >= t => match (probe[i], active.owner_cpu_ns()) {
+                    (_, None) => true, // cannot tell: treat as blocked
+                    (None, Some(cpu)) => {
+                        probe[i] = Some((now, cpu));
+                        false
+                    }
+                    (Some((t0, cpu0)), Some(cpu)) => {
+                        // Mostly off-CPU since the first sample: blocked.
+                        (cpu.saturating_sub(cpu0) as u128) < (now - t0).as_nanos() / 2
+                    }
+                },
+                _ => false,
+            };
+            if due && Shared::retake(&shared, i) {
                 seen[i] = (polls, now);
+                probe[i] = None;
             }
         }
         if shared.driver.has_work() {
