@@ -84,21 +84,6 @@ fn tasks_waiting_on_a_timer_or_blocking_job_are_not_a_stall() {
 }
 
 #[test]
-fn a_bad_slow_poll_setting_is_a_build_error_naming_it() {
-    // The only test touching this variable (tests run in one process).
-    std::env::set_var("SPINDLE_SLOW_POLL_US", "fast");
-    let err = spindle::Builder::new_multi_thread()
-        .workers(1)
-        .build()
-        .unwrap_err();
-    std::env::remove_var("SPINDLE_SLOW_POLL_US");
-    assert!(
-        err.to_string().contains("SPINDLE_SLOW_POLL_US=\"fast\""),
-        "{err}"
-    );
-}
-
-#[test]
 fn sigquit_prints_the_dump_and_the_process_lives_on() {
     let rt = spindle::Builder::new_multi_thread()
         .workers(1)
