@@ -11,7 +11,10 @@
 //! - zero-copy (`fizzbuzz_pipeline_zc`): the generator writes values in
 //!   place in the channel (`poke_slots`), the worker reads them in place and
 //!   writes classes in place in the next channel, the logger counts in place
-//!   (`peek_slots`); no buffer at all.
+//!   (`peek_slots`); no buffer at all. Waits are per batch; once a batch is
+//!   there it is worked through `CHUNK` messages per commit, as in the copy
+//!   mode (measured: the same throughput as one commit per batch, with the
+//!   next stage fed sooner).
 //!
 //! `SPINDLE_ACTOR_TELEMETRY=127.0.0.1:0` turns the telemetry server on (to
 //! measure its cost; the harness never sets it).
@@ -155,11 +158,15 @@ async fn generator_zc(out: TxHandle<u64>, n: u64, batch: usize) -> Res {
         if tx.wait_vacant(want).await.is_none() {
             break;
         }
-        let mut slots = tx.poke_slots(want);
-        let (a, b) = slots.slices();
-        let v = count_up(b, count_up(a, next));
-        slots.commit((v - next) as usize);
-        next = v;
+        // The batch is there: write it in place, a chunk per commit.
+        let end = next + want as u64;
+        while next < end {
+            let mut slots = tx.poke_slots(CHUNK.min((end - next) as usize));
+            let (a, b) = slots.slices();
+            let v = count_up(b, count_up(a, next));
+            slots.commit((v - next) as usize);
+            next = v;
+        }
     }
     Ok(())
 }
@@ -167,18 +174,21 @@ async fn generator_zc(out: TxHandle<u64>, n: u64, batch: usize) -> Res {
 async fn worker_zc(input: RxHandle<u64>, out: TxHandle<u8>, batch: usize) -> Res {
     let (mut rx, mut tx) = (input.lock()?, out.lock()?);
     while let Some(avail) = rx.wait_avail(batch).await {
-        let want = avail.min(batch);
-        if tx.wait_vacant(want).await.is_none() {
-            break;
+        let mut left = avail.min(batch);
+        while left > 0 {
+            let Some(room) = tx.wait_vacant(CHUNK.min(left)).await else {
+                return Ok(());
+            };
+            // Both rings may wrap at different points: classify the common
+            // prefix run by run, in place, then commit and release it.
+            let inp = rx.peek_slots(CHUNK.min(left).min(room));
+            let mut outp = tx.poke_slots(inp.len());
+            let (oa, ob) = outp.slices();
+            let done = classify_runs(inp.a, inp.b, oa, ob);
+            outp.commit(done);
+            rx.advance(done);
+            left -= done;
         }
-        // Both sides may wrap at different points: classify the common
-        // prefix run by run.
-        let inp = rx.peek_slots(want);
-        let mut outp = tx.poke_slots(inp.len());
-        let (oa, ob) = outp.slices();
-        let done = classify_runs(inp.a, inp.b, oa, ob);
-        outp.commit(done);
-        rx.advance(done);
     }
     Ok(())
 }
@@ -230,11 +240,16 @@ async fn logger_zc(
     let mut rx = input.lock()?;
     let mut c = counts.lock();
     while rx.wait_avail(batch).await.is_some() {
-        let s = rx.peek_slots(usize::MAX);
-        c.add_all(s.a);
-        c.add_all(s.b);
-        let k = s.len();
-        rx.advance(k);
+        loop {
+            let s = rx.peek_slots(CHUNK);
+            if s.is_empty() {
+                break;
+            }
+            c.add_all(s.a);
+            c.add_all(s.b);
+            let k = s.len();
+            rx.advance(k);
+        }
     }
     Ok(())
 }
