@@ -89,7 +89,11 @@ fn idle_pool_threads_are_reused_then_retire() {
             assert_eq!(spindle::spawn_blocking(move || i).await.unwrap(), i);
             // The handle wakes before the thread is back waiting; once it
             // waits, the next job must go to it rather than a new thread.
-            assert!(common::until_blocking(|| handle.metrics().blocking.idle_threads == 1));
+            assert!(common::until_blocking(|| handle
+                .metrics()
+                .blocking
+                .idle_threads
+                == 1));
         }
     });
     let m = rt.metrics().blocking;
