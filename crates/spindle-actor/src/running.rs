@@ -69,7 +69,7 @@ impl RunningGraph {
     /// Requests a stop on Ctrl-C (SIGINT, through
     /// [`spindle::signal::ctrl_c`]; from then on SIGINT no longer ends the
     /// process by default). Fails if the handler cannot be installed.
-    #[cfg(not(loom))]
+    #[cfg(not(any(loom, miri)))]
     pub fn stop_on_ctrl_c(&self) -> Result<(), crate::GraphError> {
         let mut ctrl_c = spindle::signal::ctrl_c();
         // An installation failure is known at once: poll once to see it.
