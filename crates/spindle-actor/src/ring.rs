@@ -55,10 +55,9 @@ pub(crate) struct Ring<T> {
     cap: usize,
 }
 
-// SAFETY: values of type T cross from the producer's thread to the
-// consumer's (T: Send); slot access is split between the two sides by the
-// head/tail protocol above, so no slot is ever accessed from two threads at
-// once.
+// Values of type T cross from the producer's thread to the consumer's
+// (T: Send); the head/tail protocol above splits slot access between them.
+// SAFETY: no slot is ever accessed from two threads at once (above).
 unsafe impl<T: Send> Send for Ring<T> {}
 // SAFETY: as above; shared access only reaches atomics, the waker slots
 // (mutex-protected) and slots owned by exactly one side.
@@ -106,10 +105,11 @@ impl<T> Drop for Ring<T> {
         let head = self.head.load(Ordering::Relaxed);
         let tail = self.tail.load(Ordering::Relaxed);
         for pos in head..tail {
-            // SAFETY: positions head..tail are initialised; `&mut self`
-            // excludes every other access; each is dropped once.
-            self.slot(pos)
-                .with_mut(|p| unsafe { (*p).assume_init_drop() });
+            self.slot(pos).with_mut(|p| {
+                // SAFETY: positions head..tail are initialised; `&mut self`
+                // excludes every other access; each is dropped once.
+                unsafe { (*p).assume_init_drop() }
+            });
         }
     }
 }
@@ -289,10 +289,10 @@ impl<T: Copy> Producer<T> {
         {
             let _ = (start, first, second);
             for (i, &v) in src[..n].iter().enumerate() {
-                // SAFETY: as above, slot by slot.
-                self.ring
-                    .slot(self.tail + i as u64)
-                    .with_mut(|p| unsafe { (*p).write(v) });
+                self.ring.slot(self.tail + i as u64).with_mut(|p| {
+                    // SAFETY: as above, slot by slot.
+                    unsafe { (*p).write(v) }
+                });
             }
         }
         self.publish(n);
@@ -330,13 +330,13 @@ impl<T: Copy + Default> Producer<T> {
     pub(crate) fn poked(&mut self) -> (&mut [T], &mut [T]) {
         let (start, first, second) = runs(self.tail, self.reserved, self.ring.cap);
         let base = self.ring.base();
-        // SAFETY: both runs are free slots (reserved by `poke` from an
-        // Acquire load of head; the consumer cannot take them back), owned
-        // by the producer until it publishes, disjoint, inside the buffer.
-        // Every slot below `init_hwm` holds a valid T (module invariant, T:
-        // Copy); the first run ends at or below it (ensured by `poke`) and
-        // the second starts at index 0, below the first. The borrows end
-        // with `&mut self`, before any publish.
+        // Both runs are free slots (reserved by `poke` from an Acquire load
+        // of head; the consumer cannot take them back), owned by the
+        // producer until it publishes, disjoint, inside the buffer. Every
+        // slot below `init_hwm` holds a valid T (module invariant, T: Copy);
+        // the first run ends at or below it (ensured by `poke`) and the
+        // second starts at index 0, below the first.
+        // SAFETY: as just argued; the borrows end with `&mut self`, before any publish.
         unsafe {
             (
                 std::slice::from_raw_parts_mut(base.add(start).cast::<T>(), first),
@@ -412,12 +412,12 @@ impl<T> Consumer<T> {
         );
         if std::mem::needs_drop::<T>() {
             for i in 0..n as u64 {
-                // SAFETY: position head+i is ready (below the cached tail,
-                // Acquire-loaded) and owned by the consumer; dropped once,
-                // head moves past it below.
-                self.ring
-                    .slot(self.head + i)
-                    .with_mut(|p| unsafe { (*p).assume_init_drop() });
+                self.ring.slot(self.head + i).with_mut(|p| {
+                    // SAFETY: position head+i is ready (below the cached tail,
+                    // Acquire-loaded) and owned by the consumer; dropped once,
+                    // head moves past it below.
+                    unsafe { (*p).assume_init_drop() }
+                });
             }
         }
         self.advance_head(n);
@@ -434,12 +434,11 @@ impl<T> Consumer<T> {
         if self.avail_cached() == 0 {
             return None;
         }
-        // SAFETY: position head is ready (Acquire on tail), owned by the
-        // consumer; moved out once, head moves past it right after.
-        let v = self
-            .ring
-            .slot(self.head)
-            .with(|p| unsafe { (*p).assume_init_read() });
+        let v = self.ring.slot(self.head).with(|p| {
+            // SAFETY: position head is ready (Acquire on tail), owned by the
+            // consumer; moved out once, head moves past it right after.
+            unsafe { (*p).assume_init_read() }
+        });
         self.advance_head(1);
         Some(v)
     }
@@ -449,14 +448,12 @@ impl<T> Consumer<T> {
         if self.avail_cached() == 0 {
             return None;
         }
-        // SAFETY: position head is ready (Acquire on tail) and stays
-        // initialised and unwritten while the consumer is borrowed (only
-        // the consumer releases it).
-        Some(
-            self.ring
-                .slot(self.head)
-                .with(|p| unsafe { (*p).assume_init_ref() }),
-        )
+        Some(self.ring.slot(self.head).with(|p| {
+            // SAFETY: position head is ready (Acquire on tail) and stays
+            // initialised and unwritten while the consumer is borrowed (only
+            // the consumer releases it).
+            unsafe { (*p).assume_init_ref() }
+        }))
     }
 
     /// Moves up to `max` ready values to the end of `out`, releasing them
@@ -465,13 +462,11 @@ impl<T> Consumer<T> {
         let n = self.avail().min(max);
         out.reserve(n);
         for i in 0..n as u64 {
-            // SAFETY: ready positions (Acquire on tail), moved out once;
-            // head moves past them below.
-            out.push(
-                self.ring
-                    .slot(self.head + i)
-                    .with(|p| unsafe { (*p).assume_init_read() }),
-            );
+            out.push(self.ring.slot(self.head + i).with(|p| {
+                // SAFETY: ready positions (Acquire on tail), moved out once;
+                // head moves past them below.
+                unsafe { (*p).assume_init_read() }
+            }));
         }
         if n > 0 {
             self.advance_head(n);
@@ -530,11 +525,10 @@ impl<T: Copy> Consumer<T> {
         {
             let _ = (start, first, second);
             for (i, d) in dst[..n].iter_mut().enumerate() {
-                // SAFETY: as above, slot by slot.
-                *d = self
-                    .ring
-                    .slot(self.head + i as u64)
-                    .with(|p| unsafe { (*p).assume_init_read() });
+                *d = self.ring.slot(self.head + i as u64).with(|p| {
+                    // SAFETY: as above, slot by slot.
+                    unsafe { (*p).assume_init_read() }
+                });
             }
         }
         self.advance_head(n);

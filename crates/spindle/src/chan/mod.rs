@@ -731,10 +731,10 @@ impl<T> Sender<T> {
     }
 }
 
-// SAFETY: the only `T` a `Sender` holds outright is `sink_pending`, touched
+// The only `T` a `Sender` holds outright is `sink_pending`, touched
 // exclusively through `&mut self` (the `Sink` methods and `Drop`); every
 // `&self` method works on the shared channel, which is `Sync` for `T: Send`.
-// So sharing `&Sender<T>` never shares a `&T`: `T: Sync` is not needed.
+// SAFETY: so sharing `&Sender<T>` never shares a `&T`: `T: Sync` is not needed.
 unsafe impl<T: std::marker::Send> Sync for Sender<T> {}
 
 impl<T> Clone for Sender<T> {
