@@ -175,26 +175,9 @@ impl Pool {
             )
         };
         drop(queued); // cancels each: their handles see JoinError::Cancelled
-        let mut all = true;
-        for (_, t) in handles {
-            if t.thread().id() == std::thread::current().id() {
-                continue; // the runtime dropped from inside a blocking job
-            }
-            match deadline {
-                None => drop(t.join()),
-                Some(d) => {
-                    while !t.is_finished() && std::time::Instant::now() < d {
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                    if t.is_finished() {
-                        drop(t.join());
-                    } else {
-                        all = false;
-                    }
-                }
-            }
-        }
-        all
+        handles.into_iter().fold(true, |all, (_, t)| {
+            crate::runtime::join_until(t, deadline) & all
+        })
     }
 }
 

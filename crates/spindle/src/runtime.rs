@@ -417,7 +417,7 @@ fn slow_poll_from_env() -> Result<Option<Duration>, BuildError> {
 
 /// Joins `t`, or leaves it running (detached) at the deadline; returns
 /// whether it finished.
-fn join_until(t: std::thread::JoinHandle<()>, deadline: Option<Instant>) -> bool {
+pub(crate) fn join_until(t: std::thread::JoinHandle<()>, deadline: Option<Instant>) -> bool {
     if t.thread().id() == std::thread::current().id() {
         return false; // a runtime dropped from one of its own threads
     }

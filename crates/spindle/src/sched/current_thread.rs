@@ -289,17 +289,21 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
             }
         }
         let ran = ctx.run_batch();
+        let idle = ran == 0 && !main.woken.load(Acquire);
+        // Between busy batches the driver is served only when it has work
+        // (a clock read), not fired through on every batch.
+        if !idle && !shared.driver.has_work() {
+            continue;
+        }
         let driver = shared.driver.try_lock();
-        if ran == 0 && !main.woken.load(Acquire) {
+        if idle {
             bump(&shared.counters.parks, 1);
             match &driver {
                 Some(driver) => shared.parker.park_on_driver(driver),
                 None => shared.parker.park(),
             }
         } else if let Some(driver) = &driver {
-            if shared.driver.has_work() {
-                driver.poll_now();
-            }
+            driver.poll_now();
         }
         // Timers and I/O; the tasks woken land on this core's queue.
         if let Some(driver) = driver {

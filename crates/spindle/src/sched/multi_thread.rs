@@ -178,6 +178,13 @@ impl Shared {
     /// thread (the monitor). `false` if no core was lent there.
     pub(crate) fn retake(this: &Arc<Self>, index: usize) -> bool {
         let lent = lock(&this.remotes[index].active).clone();
+        Shared::hand_off(this, index, &lent)
+    }
+
+    /// Takes the core lent in `lent` (core `index`) and starts a new thread
+    /// on it: the monitor's retake and `block_in_place`. `false` if no core
+    /// was there, or no thread could be had (the core then stays lent).
+    fn hand_off(this: &Arc<Self>, index: usize, lent: &Lent) -> bool {
         let Some(core) = lent.take() else {
             return false;
         };
@@ -187,7 +194,7 @@ impl Shared {
                 true
             }
             Err((_, core)) => {
-                lent.lend(core); // no thread to be had: the stuck one keeps it
+                lent.lend(core);
                 false
             }
         }
@@ -411,17 +418,10 @@ impl WorkerCtx {
     }
 
     /// Gives this thread's core to a new thread (`block_in_place`): the
-    /// current poll goes on here without it.
+    /// current poll goes on here without it (or with it, if no thread
+    /// could be had: the blocking code then runs in place).
     pub(crate) fn hand_off_core(&self) {
-        let shared = &self.spawner.shared;
-        if let Some(core) = self.lent.take() {
-            match Shared::start_worker(shared, self.index, core) {
-                Ok(()) => {
-                    shared.handoffs.fetch_add(1, Relaxed);
-                }
-                Err((_, core)) => self.lent.lend(core), // runs in place instead
-            }
-        }
+        Shared::hand_off(&self.spawner.shared, self.index, &self.lent);
     }
 
     fn schedule_local(&self, core: &mut Core, task: Notified, is_yield: bool) {
