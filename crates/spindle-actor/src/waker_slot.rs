@@ -4,7 +4,8 @@
 //! # Invariants
 //! - `waiting` is true only while `waker` holds the waker of a side that
 //!   registered and was not woken since; both are written under the mutex.
-//! - A waker is woken after the mutex is released.
+//! - A waker is woken after the mutex is released, queued where an idle
+//!   worker can steal it (pipelines run their stages on separate cores).
 //!
 //! # The no-lost-wake-up protocol (Dekker, with two SeqCst fences)
 //! Waiter: [`WakerSlot::register`] stores `waiting = true` (A), then
@@ -62,7 +63,9 @@ impl WakerSlot {
             g.take()
         };
         if let Some(w) = w {
-            w.wake();
+            // Queued, not LIFO: the other side should run now, beside this
+            // one, not after this poll (`spindle::task::wake_queued`).
+            spindle::task::wake_queued(w);
         }
     }
 

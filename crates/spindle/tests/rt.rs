@@ -552,3 +552,80 @@ async fn the_test_macro_takes_a_worker_count() {
     let m = spindle::Handle::current().metrics();
     assert_eq!((m.flavor, m.workers.len()), ("multi_thread", 3));
 }
+
+rt_test! {
+    fn a_queued_wake_wakes_spindle_tasks_and_other_wakers() {
+        let gate = Gate::new();
+        let g = gate.clone();
+        let waiter = spindle::spawn(async move { g.wait().await });
+        while !gate.has_waiters() {
+            spindle::yield_now().await;
+        }
+        gate.open_queued();
+        waiter.await.unwrap();
+
+        // A waker that is not a task's is woken the ordinary way.
+        let woken = Arc::new(AtomicUsize::new(0));
+        struct Count(Arc<AtomicUsize>);
+        impl std::task::Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, SeqCst);
+            }
+        }
+        spindle::task::wake_queued(std::task::Waker::from(Arc::new(Count(woken.clone()))));
+        assert_eq!(woken.load(SeqCst), 1);
+    }
+}
+
+/// Task `a` opens a gate task `b` waits at, then computes (never yielding)
+/// until `b` has run or `limit` passed; returns whether `b` ran meanwhile.
+/// Two workers, no hand-off: only a stealable wake lets `b` run beside `a`.
+fn runs_beside_the_waker(queued: bool, limit: Duration) -> bool {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(2)
+        .handoff_after(None)
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let gate = Gate::new();
+        let ran = Arc::new(AtomicBool::new(false));
+        let (g, r) = (gate.clone(), ran.clone());
+        let b = spindle::spawn(async move {
+            g.wait().await;
+            r.store(true, SeqCst);
+        });
+        while !gate.has_waiters() {
+            spindle::yield_now().await;
+        }
+        let r = ran.clone();
+        let a = spindle::spawn(async move {
+            if queued {
+                gate.open_queued();
+            } else {
+                gate.open();
+            }
+            let start = std::time::Instant::now();
+            while !r.load(SeqCst) && start.elapsed() < limit {
+                std::hint::spin_loop();
+            }
+            r.load(SeqCst)
+        });
+        let beside = a.await.unwrap();
+        b.await.unwrap();
+        beside
+    })
+}
+
+#[test]
+fn a_queued_wake_runs_on_an_idle_worker_while_the_waker_computes() {
+    assert!(
+        runs_beside_the_waker(true, Duration::from_secs(10)),
+        "the task woken with wake_queued waited for its waker's poll to end"
+    );
+}
+
+#[test]
+fn control_an_ordinary_wake_waits_for_the_wakers_poll() {
+    // The LIFO slot is not stealable: the woken task runs after `a`'s poll.
+    assert!(!runs_beside_the_waker(false, Duration::from_millis(100)));
+}

@@ -11,6 +11,8 @@ pub(crate) mod registry;
 pub(crate) mod state;
 mod waker;
 
+pub use waker::wake_queued;
+
 pub(crate) use error::panic_message;
 pub use error::JoinError;
 pub use join::{AbortHandle, AbortOnDrop, JoinHandle};

@@ -55,6 +55,9 @@ pub(crate) struct Vtable {
     poll: unsafe fn(NonNull<Header>),
     /// Send a `Notified` to the scheduler (consumes its reference).
     schedule: unsafe fn(NonNull<Header>),
+    /// Send a `Notified` to the back of the run queue, where idle workers
+    /// can steal it (consumes its reference; `wake_queued`).
+    schedule_queued: unsafe fn(NonNull<Header>),
     /// Free the cell: the last reference is gone.
     dealloc: unsafe fn(NonNull<Header>),
     /// `JoinHandle::poll`: write `Poll<Result<T, JoinError>>` to `dst`.
@@ -172,6 +175,16 @@ impl RawTask {
         }
     }
 
+    /// `wake` by value, queued behind this worker's other work rather than in
+    /// its LIFO slot (see `waker::wake_queued`): consumes one reference.
+    pub(crate) fn wake_queued_by_val(self) {
+        match self.header().state.transition_to_notified_by_val() {
+            // SAFETY: our reference became the Notified (state.rs).
+            Wake::Submit => unsafe { (self.header().vtable.schedule_queued)(self.0) },
+            Wake::Nothing => self.drop_ref(),
+        }
+    }
+
     /// `wake_by_ref`: takes a new reference when it must schedule.
     pub(crate) fn wake_by_ref(self) {
         if self.header().state.transition_to_notified_by_ref() == Wake::Submit {
@@ -284,6 +297,7 @@ where
     &Vtable {
         poll: poll::<F, S>,
         schedule: schedule::<F, S>,
+        schedule_queued: schedule_queued::<F, S>,
         dealloc: dealloc::<F, S>,
         try_read_output: try_read_output::<F, S>,
         drop_output: drop_output::<F, S>,
@@ -455,6 +469,15 @@ where
 {
     let h = Harness::<F, S>::from(ptr);
     h.cell().scheduler.schedule(Notified(h.raw()));
+}
+
+unsafe fn schedule_queued<F, S>(ptr: NonNull<Header>)
+where
+    F: Future,
+    S: Schedule,
+{
+    let h = Harness::<F, S>::from(ptr);
+    h.cell().scheduler.yield_now(Notified(h.raw()));
 }
 
 unsafe fn shutdown<F, S>(ptr: NonNull<Header>)

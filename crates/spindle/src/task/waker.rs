@@ -37,3 +37,25 @@ pub(crate) fn borrowed(task: RawTask) -> Waker {
     // SAFETY: wake consumes one reference; the pointer is valid while any exists.
     unsafe { Waker::from_raw(RawWaker::new(ptr, &VTABLE)) }
 }
+
+/// Wakes `waker`'s task at the back of the current worker's run queue
+/// instead of in its LIFO slot, so that an idle worker can steal it and run
+/// it beside the waker.
+///
+/// An ordinary wake from a task puts the woken task in the waker's LIFO
+/// slot: it runs on the same worker as soon as the waker's poll ends, which
+/// keeps message-passing pairs on one warm core — and which also means it
+/// waits for that poll to end. A producer that publishes a large batch and
+/// goes on computing the next one wants the opposite: its consumer running
+/// now, on another core. Wake it with this (spindle-actor's channels do).
+///
+/// A waker that is not a spindle task's (or a wake from outside a worker)
+/// is simply woken.
+pub fn wake_queued(waker: Waker) {
+    if waker.vtable() != &VTABLE {
+        return waker.wake();
+    }
+    let task = raw(waker.data());
+    std::mem::forget(waker); // its reference moves into the wake
+    task.wake_queued_by_val();
+}

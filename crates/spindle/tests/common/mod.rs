@@ -91,6 +91,21 @@ impl Gate {
             w.wake();
         }
     }
+    /// `open`, waking through `spindle::task::wake_queued`.
+    pub fn open_queued(&self) {
+        let wakers = {
+            let mut g = self.0.lock().unwrap();
+            g.0 = true;
+            std::mem::take(&mut g.1)
+        };
+        for w in wakers {
+            spindle::task::wake_queued(w);
+        }
+    }
+    /// Whether a task waits at the gate (it polled `wait` once).
+    pub fn has_waiters(&self) -> bool {
+        !self.0.lock().unwrap().1.is_empty()
+    }
     pub fn wait(&self) -> GateWait {
         GateWait(self.clone())
     }
