@@ -2,7 +2,8 @@
 //!
 //! - no command: the quick profile, every workload, every available peer;
 //!   progress on stderr, the table on stdout, outputs saved, report path printed;
-//! - `list`, `run`, `compare`, `check-fresh`, `report`, `echo` (see `--help`).
+//! - `list`, `run`, `compare`, `check-fresh`, `report`, `echo`,
+//!   `telemetry-cost` (see `--help`).
 //!
 //! Exit status: 0 when every row that ran is correct; 1 when a row failed
 //! (wrong result, crash, time-out), a regression was flagged or the run is
@@ -103,6 +104,24 @@ pub enum Cmd {
     Report,
     /// Loopback echo benchmark: requests/s and p99 latency of each peer's echo server under one load generator
     Echo(EchoArgs),
+    /// What spindle-actor's telemetry server costs fizzbuzz: the spindle peer with telemetry off and on (scraped), alternating
+    TelemetryCost(TelemetryArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct TelemetryArgs {
+    /// The fizzbuzz row to run
+    #[arg(long, default_value = "fizzbuzz_pipeline_zc", value_parser = ["fizzbuzz_pipeline_zc", "fizzbuzz_pipeline"])]
+    pub workload: String,
+    /// Messages per run (the full row's 1<<26 by default; more gives the scraper more rounds)
+    #[arg(long, default_value_t = 1 << 26, value_parser = clap::value_parser!(u64).range(1..))]
+    pub size: u64,
+    /// Rounds: each runs once with telemetry off and once on, the order alternating
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub rounds: u32,
+    /// Do not write <out>/telemetry.json
+    #[arg(long)]
+    pub no_save: bool,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -295,6 +314,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, String> {
             }
         }
         Some(Cmd::Echo(a)) => echo(c, a),
+        Some(Cmd::TelemetryCost(a)) => telemetry_cost(c, a),
         Some(Cmd::Report) => {
             let out = out_dir(c);
             let run = json::read(&out.join(report::LATEST))?;
@@ -373,6 +393,48 @@ fn echo(c: &Common, a: &EchoArgs) -> Result<i32, String> {
     } else {
         0
     })
+}
+
+/// `telemetry-cost`: see `telemetry.rs`.
+fn telemetry_cost(c: &Common, a: &TelemetryArgs) -> Result<i32, String> {
+    use crate::telemetry as t;
+    let workers = c.workers.map(|w| w as usize).unwrap_or_else(meta::cores);
+    let timeout = Duration::from_secs(c.timeout.unwrap_or(300));
+    let info = discover(c, "spindle")?.pop().ok_or("no spindle peer")?;
+    let peer = info
+        .available
+        .map_err(|why| format!("the spindle peer is unavailable: {why}"))?;
+    let quiet = c.quiet;
+    let progress = |what: &str| {
+        if !quiet {
+            eprintln!("spindle-bench: {what}");
+        }
+    };
+    let plan = t::Plan {
+        workload: a.workload.clone(),
+        size: a.size,
+        workers,
+        rounds: a.rounds,
+        timeout,
+    };
+    let cost = match t::measure(
+        &peer,
+        &plan,
+        meta::collect(&peers::workspace_root()),
+        &progress,
+    ) {
+        Ok(cost) => cost,
+        Err(why) => {
+            eprintln!("spindle-bench: telemetry-cost failed: {why}");
+            return Ok(1);
+        }
+    };
+    out!("{}", t::render(&cost));
+    if !a.no_save {
+        let path = t::save(&out_dir(c), &cost)?;
+        outln!("saved: {}", path.display());
+    }
+    Ok(0)
 }
 
 fn discover(c: &Common, spec: &str) -> Result<Vec<PeerInfo>, String> {

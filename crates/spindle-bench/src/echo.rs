@@ -559,12 +559,7 @@ pub fn render(run: &EchoRun) -> String {
 
 /// Where the run is saved.
 pub fn save(out: &std::path::Path, run: &EchoRun) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(out).map_err(|e| format!("could not create {}: {e}", out.display()))?;
-    let path = out.join("echo.json");
-    let text = serde_json::to_string_pretty(run).map_err(|e| e.to_string())?;
-    std::fs::write(&path, text + "\n")
-        .map_err(|e| format!("could not write {}: {e}", path.display()))?;
-    Ok(path)
+    crate::meta::save_json(out, "echo.json", run)
 }
 
 #[cfg(test)]

@@ -18,4 +18,5 @@ pub mod peers;
 pub mod report;
 pub mod runner;
 pub mod stats;
+pub mod telemetry;
 pub mod workloads;

@@ -51,6 +51,20 @@ pub struct RunMeta {
     pub loadavg_end: String,
 }
 
+/// Writes `value` as pretty JSON to `<out>/<name>` (creating `out`).
+pub fn save_json<T: Serialize>(
+    out: &Path,
+    name: &str,
+    value: &T,
+) -> Result<std::path::PathBuf, String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("could not create {}: {e}", out.display()))?;
+    let path = out.join(name);
+    let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
+    std::fs::write(&path, text + "\n")
+        .map_err(|e| format!("could not write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
 /// The 1, 5 and 15-minute load averages, or "unknown".
 pub fn loadavg() -> String {
     std::fs::read_to_string("/proc/loadavg")

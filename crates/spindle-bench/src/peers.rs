@@ -243,7 +243,7 @@ fn build_go(root: &Path, out: &Path) -> Result<(), String> {
 
 /// Asks a binary `list`; `Err` makes the peer unavailable.
 pub fn query_list(path: &Path) -> Result<BTreeMap<String, Result<(), String>>, String> {
-    let o = run_process(path, &["list".into()], Duration::from_secs(30))
+    let o = run_process(path, &["list".into()], &[], Duration::from_secs(30))
         .map_err(|e| format!("could not start {}: {e}", path.display()))?;
     let mut map = BTreeMap::new();
     for line in o.stdout.lines() {

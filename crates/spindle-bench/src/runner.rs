@@ -76,12 +76,19 @@ fn tv_ns(tv: libc::timeval) -> u64 {
     tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000
 }
 
-/// Runs `bin args…` to completion or until `timeout`, measuring it.
-pub fn run_process(bin: &Path, args: &[String], timeout: Duration) -> std::io::Result<Outcome> {
+/// Runs `bin args…` (with `env` added to this process's environment) to
+/// completion or until `timeout`, measuring it.
+pub fn run_process(
+    bin: &Path,
+    args: &[String],
+    env: &[(&str, &str)],
+    timeout: Duration,
+) -> std::io::Result<Outcome> {
     let rss_floor_bytes = own_peak_rss();
     let start = Instant::now();
     let mut child = Command::new(bin)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -502,7 +509,7 @@ pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
                     format!("run {}/{}", round - plan.warmup + 1, plan.runs)
                 };
                 progress.step(&format!("{} {} {phase}", w.name, row.peer));
-                let outcome = match run_process(bin, &args, plan.timeout) {
+                let outcome = match run_process(bin, &args, &[], plan.timeout) {
                     Ok(o) => o,
                     Err(e) => {
                         row.status =
@@ -585,12 +592,13 @@ mod tests {
     fn measures_a_process_from_outside() {
         let o = run_process(
             Path::new("/bin/sh"),
-            &["-c".into(), "echo hi; echo oops >&2; exit 4".into()],
+            &["-c".into(), "echo hi $EXTRA; echo oops >&2; exit 4".into()],
+            &[("EXTRA", "there")],
             Duration::from_secs(10),
         )
         .unwrap();
         assert_eq!(o.exit, Exit::Code(4));
-        assert_eq!(o.stdout.trim(), "hi");
+        assert_eq!(o.stdout.trim(), "hi there");
         assert_eq!(o.stderr.trim(), "oops");
         assert!(o.wall_ns > 0 && o.peak_rss_bytes > 0);
         assert!(o.rss_floor_bytes > 0 && own_peak_rss() > 0);
@@ -602,6 +610,7 @@ mod tests {
         let o = run_process(
             Path::new("/bin/sh"),
             &["-c".into(), "sleep 20".into()],
+            &[],
             Duration::from_millis(200),
         )
         .unwrap();

@@ -24,9 +24,9 @@ fn tmpdir(name: &str) -> PathBuf {
 /// unsupported); skynet and sum_squares answer right, fib wrong, primes
 /// crashes, and fanout (listed) hangs.
 fn fake_peer(dir: &Path) -> PathBuf {
-    let p = dir.join("fake-peer");
-    std::fs::write(
-        &p,
+    script(
+        dir,
+        "fake-peer",
         r#"#!/bin/sh
 case "$1" in
 list)
@@ -50,7 +50,12 @@ esac
 exit 2
 "#,
     )
-    .unwrap();
+}
+
+/// Writes an executable script `dir/name`.
+fn script(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
     let mut perm = std::fs::metadata(&p).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
     std::fs::set_permissions(&p, perm).unwrap();
@@ -400,4 +405,79 @@ fn tiny_catalogue_on_every_available_peer() {
 fn tail(s: &str) -> String {
     let v: Vec<&str> = s.lines().collect();
     v[v.len().saturating_sub(15)..].join("\n")
+}
+
+#[test]
+fn telemetry_cost_runs_the_spindle_peer_with_the_server_scraped() {
+    let dir = tmpdir("telemetry");
+    let out = bin()
+        .args([
+            "telemetry-cost",
+            "--size",
+            "4096",
+            "--rounds",
+            "2",
+            "--cargo-profile",
+            "dev",
+            "-q",
+        ])
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr tail: {}", tail(&stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("telemetry on") && stdout.contains("cost"),
+        "{stdout}"
+    );
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("telemetry.json")).unwrap())
+            .unwrap();
+    for side in ["off_ns", "on_ns", "scrapes"] {
+        assert_eq!(saved[side].as_array().unwrap().len(), 2, "{side}: {saved}");
+    }
+    assert!(saved["scrapes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|k| k.as_u64().unwrap() > 0));
+}
+
+#[test]
+fn telemetry_cost_refuses_a_peer_whose_server_never_answered() {
+    let dir = tmpdir("telemetry-silent");
+    // Right counts for 15 messages, but no `scrapes=`: telemetry never ran.
+    let p = script(
+        &dir,
+        "silent-peer",
+        r#"#!/bin/sh
+case "$1" in
+list) echo "workload fizzbuzz_pipeline_zc"; exit 0;;
+run) echo "SPINDLE-BENCH workload=$2 peer=spindle size=$4 workers=$6 result=F:4,B:2,FB:1,V:8 ops=$4 ns=1000"; exit 0;;
+esac
+exit 2
+"#,
+    );
+    let out = bin()
+        .args([
+            "telemetry-cost",
+            "--size",
+            "15",
+            "--rounds",
+            "1",
+            "--no-build",
+            "-q",
+        ])
+        .arg("--peer-bin")
+        .arg(format!("spindle={}", p.display()))
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert!(stderr.contains("answered no scrape"), "stderr: {stderr}");
+    assert!(!dir.join("telemetry.json").exists());
 }

@@ -16,8 +16,9 @@
 //!   mode (measured: the same throughput as one commit per batch, with the
 //!   next stage fed sooner).
 //!
-//! `SPINDLE_ACTOR_TELEMETRY=127.0.0.1:0` turns the telemetry server on (to
-//! measure its cost; the harness never sets it).
+//! `SPINDLE_ACTOR_TELEMETRY=127.0.0.1:0` turns the telemetry server on, and
+//! a client scraping it for the whole run (`Scraper`): `spindle-bench
+//! telemetry-cost` sets it to measure what telemetry costs; the suite never does.
 //!
 //! The generator closes its channel after the last value; the stop follows
 //! the last message down the pipeline, and the row waits for every actor to
@@ -40,7 +41,8 @@ fn place(b: spindle_actor::ActorBuilder<'_>) -> spindle_actor::ActorBuilder<'_> 
     }
 }
 
-pub async fn run(n: u64, zero_copy: bool) -> FizzCounts {
+/// The counts, and with telemetry on, how many scrapes were answered.
+pub async fn run(n: u64, zero_copy: bool) -> (FizzCounts, Option<u64>) {
     let cap = fizzbuzz_capacity(n);
     let batch = fizzbuzz_batch(n);
     let mut g = Graph::new(if zero_copy { "fizzbuzz_zc" } else { "fizzbuzz" });
@@ -83,10 +85,65 @@ pub async fn run(n: u64, zero_copy: bool) -> FizzCounts {
         g.telemetry(addr); // to measure what telemetry costs
     }
     let running = g.start(&spindle::Handle::current()).expect("graph");
+    let scraper = running.telemetry_addr().map(Scraper::start);
     running.stopped().await;
+    let scrapes = scraper.map(Scraper::finish);
     let report = running.report();
     assert!(report.is_clean(), "{report}");
-    counts.take().expect("logger state")
+    (counts.take().expect("logger state"), scrapes)
+}
+
+/// A client of the telemetry server for the length of a run: at once and
+/// then every `PERIOD` until told to stop, it fetches `/metrics` and
+/// `/api/graph.json` (a Prometheus scrape and the live page's poll, each far
+/// more often than usual) and counts the answers that were `200 OK`.
+struct Scraper {
+    stop: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<u64>,
+}
+
+impl Scraper {
+    const PERIOD: std::time::Duration = std::time::Duration::from_millis(50);
+
+    fn start(addr: std::net::SocketAddr) -> Scraper {
+        use std::sync::mpsc::RecvTimeoutError::Timeout;
+        let (stop, stopped) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let mut ok = 0;
+            loop {
+                for path in ["/metrics", "/api/graph.json"] {
+                    ok += u64::from(get_ok(addr, path));
+                }
+                if stopped.recv_timeout(Self::PERIOD) != Err(Timeout) {
+                    return ok;
+                }
+            }
+        });
+        Scraper { stop, thread }
+    }
+
+    /// Stops the client (it does not finish a period's sleep) and says how
+    /// many answers were good.
+    fn finish(self) -> u64 {
+        let _ = self.stop.send(());
+        self.thread.join().expect("scraper thread")
+    }
+}
+
+/// One HTTP/1.0 GET; whether the answer was `200 OK` with a body.
+fn get_ok(addr: std::net::SocketAddr, path: &str) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut c) = std::net::TcpStream::connect(addr) else {
+        return false;
+    };
+    let mut answer = Vec::new();
+    let sent = write!(c, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").is_ok();
+    sent && c.read_to_end(&mut answer).is_ok() && {
+        let text = String::from_utf8_lossy(&answer);
+        text.starts_with("HTTP/1.")
+            && text.contains(" 200 ")
+            && text.split("\r\n\r\n").nth(1).is_some_and(|b| !b.is_empty())
+    }
 }
 
 /// The copy rows move each half-channel batch through buffers of this many

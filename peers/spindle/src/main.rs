@@ -20,7 +20,7 @@ use spindle_peer_common::catalogue::{
     ASYNC_COMPUTE_YIELD_AT, BLOCK_ALL_BATCH, CHAN_CAPACITY, FANOUT_CAPACITY, FANOUT_WORKERS,
     FIB_PAR_CUTOFF, NURSERY_BATCH, SKYNET_FANOUT,
 };
-use spindle_peer_common::kernels::{self, payload, payload_value, FizzCounts};
+use spindle_peer_common::kernels::{self, payload, payload_value};
 use spindle_peer_common::{run_main, Measured, Request, Support};
 use std::fmt::Display;
 use std::future::Future;
@@ -88,8 +88,8 @@ fn run(req: &Request) -> Measured {
                 "spawn_sequential" => timed(spawn_sequential(n)).await,
                 "live_1m" => timed(live(n)).await,
                 "sleep_1m" => timed(sleep_all(n)).await,
-                "fizzbuzz_pipeline" => timed(fizzbuzz(n, false)).await,
-                "fizzbuzz_pipeline_zc" => timed(fizzbuzz(n, true)).await,
+                "fizzbuzz_pipeline" => fizzbuzz(n, false).await,
+                "fizzbuzz_pipeline_zc" => fizzbuzz(n, true).await,
                 "fork_pool" => timed(fork_pool(n, w)).await,
                 w if payload_bytes(w).is_some() => payload_row(payload_bytes(w).unwrap(), n).await,
                 w if select_arity(w).is_some() => timed(select(n, select_arity(w).unwrap())).await,
@@ -460,8 +460,16 @@ async fn select(n: u64, k: usize) -> u64 {
 }
 
 /// fizzbuzz_pipeline(_zc) on spindle-actor (`fizzbuzz.rs`).
-async fn fizzbuzz(n: u64, zero_copy: bool) -> FizzCounts {
-    fizzbuzz::run(n, zero_copy).await
+/// fizzbuzz_pipeline(_zc); with telemetry on, the line also says how many
+/// scrapes the server answered during the run (`scrapes=`).
+async fn fizzbuzz(n: u64, zero_copy: bool) -> Measured {
+    let start = Instant::now();
+    let (counts, scrapes) = fizzbuzz::run(n, zero_copy).await;
+    let m = Measured::new(counts, start.elapsed());
+    match scrapes {
+        Some(k) => m.with("scrapes", k),
+        None => m,
+    }
 }
 
 /// fork_inline (current-thread runtime): spawn a child returning i, await it
