@@ -45,6 +45,14 @@ impl Lent {
     }
 
     /// Puts the core in the slot (only the owner thread, only when empty).
+    ///
+    /// A swap, though a Release store would do in the C++ model (only the
+    /// owner writes non-null here, and a racing `take`, an RMW, reads the
+    /// latest value of a total modification order). Loom orders plain
+    /// stores only partially against RMWs and, with a store, reports the
+    /// core lost in `retake_races_a_local_spawn`. The store won ~6% on
+    /// skynet in one noisy A/B (2026-11-22): not worth a model that no
+    /// longer checks.
     pub(crate) fn lend(&self, core: Box<Core>) {
         let prev = self.core.swap(Box::into_raw(core), AcqRel);
         debug_assert!(prev.is_null(), "lent a core over another");

@@ -3,7 +3,10 @@
 //! Awaiting a handle whose task has not started and sits in the awaiting
 //! worker's LIFO slot (it was just spawned or woken there) runs that task
 //! right away, inside the await, instead of suspending the caller first; the
-//! result is the same, one suspension and queue round trip cheaper.
+//! result is the same, one suspension and queue round trip cheaper. The
+//! poll that returns `Ready` also lets go of the handle's reference (the
+//! output is taken; nothing else is left to read), so dropping a joined
+//! handle costs nothing.
 //!
 //! **Dropping a `JoinHandle` detaches the task** (as in Tokio and
 //! `std::thread`): it runs on to completion and its output is dropped. Use
@@ -22,7 +25,8 @@ use std::task::{Context, Poll};
 /// drop rule: dropping detaches).
 #[must_use = "dropping a JoinHandle detaches the task; await it, or call `abort`"]
 pub struct JoinHandle<T> {
-    raw: RawTask,
+    /// `None` once the output was taken: the handle's reference went with it.
+    raw: Option<RawTask>,
     _output: PhantomData<T>,
 }
 
@@ -36,7 +40,7 @@ impl<T> Unpin for JoinHandle<T> {}
 impl<T> JoinHandle<T> {
     pub(crate) fn new(raw: RawTask) -> JoinHandle<T> {
         JoinHandle {
-            raw,
+            raw: Some(raw),
             _output: PhantomData,
         }
     }
@@ -46,17 +50,22 @@ impl<T> JoinHandle<T> {
     /// the handle then gives `Err(e)` with `e.is_cancelled()`, unless the task
     /// finished first. Idempotent.
     pub fn abort(&self) {
-        self.raw.cancel();
+        if let Some(raw) = self.raw {
+            raw.cancel();
+        }
     }
 
     /// Whether the task has finished (output ready, panicked or cancelled).
     pub fn is_finished(&self) -> bool {
-        self.raw.state().is(super::state::COMPLETE)
+        self.raw
+            .is_none_or(|raw| raw.state().is(super::state::COMPLETE))
     }
 
     /// A handle that can abort the task but not await it.
     pub fn abort_handle(&self) -> AbortHandle {
-        self.raw.ref_inc();
+        if let Some(raw) = self.raw {
+            raw.ref_inc();
+        }
         AbortHandle { raw: self.raw }
     }
 
@@ -69,73 +78,93 @@ impl<T> JoinHandle<T> {
 impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        if !self.is_finished() {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let raw = self.raw.expect("JoinHandle polled after it returned Ready");
+        if !raw.state().is(super::state::COMPLETE) {
             // Awaiting a task that this worker would run next anyway (spawn,
             // then await): run it here and now, saving a suspension of the
             // caller and a trip through the queue.
-            crate::sched::run_inline_if_next(self.raw);
+            crate::sched::run_inline_if_next(raw);
         }
         let mut out: Poll<Result<T, JoinError>> = Poll::Pending;
         // SAFETY: `out` has the task's output type `T` (this handle was made
         // for a task whose future outputs `T`).
-        unsafe {
-            self.raw
-                .try_read_output(&mut out as *mut _ as *mut (), cx.waker())
-        };
+        unsafe { raw.try_read_output(&mut out as *mut _ as *mut (), cx.waker()) };
+        if out.is_ready() {
+            // The output is taken and the task complete: nothing is left for
+            // this handle to do but let go of the cell.
+            self.raw = None;
+            raw.drop_ref();
+        }
         out
     }
 }
 
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
-        self.raw.drop_join_handle();
+        if let Some(raw) = self.raw {
+            raw.drop_join_handle();
+        }
     }
 }
 
 impl<T> fmt::Debug for JoinHandle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("JoinHandle")
-            .field("state", &self.raw.state())
-            .finish()
+        let mut d = f.debug_struct("JoinHandle");
+        match self.raw {
+            Some(raw) => d.field("state", &raw.state()),
+            None => d.field("state", &"output taken"),
+        }
+        .finish()
     }
 }
 
 /// Aborts a task without owning its output; cheap to keep many of.
 pub struct AbortHandle {
-    raw: RawTask,
+    /// `None`: made from a handle whose task had finished and been joined.
+    raw: Option<RawTask>,
 }
 
 impl AbortHandle {
     /// See [`JoinHandle::abort`].
     pub fn abort(&self) {
-        self.raw.cancel();
+        if let Some(raw) = self.raw {
+            raw.cancel();
+        }
     }
 
     /// See [`JoinHandle::is_finished`].
     pub fn is_finished(&self) -> bool {
-        self.raw.state().is(super::state::COMPLETE)
+        self.raw
+            .is_none_or(|raw| raw.state().is(super::state::COMPLETE))
     }
 }
 
 impl Clone for AbortHandle {
     fn clone(&self) -> Self {
-        self.raw.ref_inc();
+        if let Some(raw) = self.raw {
+            raw.ref_inc();
+        }
         AbortHandle { raw: self.raw }
     }
 }
 
 impl Drop for AbortHandle {
     fn drop(&mut self) {
-        self.raw.drop_ref();
+        if let Some(raw) = self.raw {
+            raw.drop_ref();
+        }
     }
 }
 
 impl fmt::Debug for AbortHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AbortHandle")
-            .field("state", &self.raw.state())
-            .finish()
+        let mut d = f.debug_struct("AbortHandle");
+        match self.raw {
+            Some(raw) => d.field("state", &raw.state()),
+            None => d.field("state", &"joined"),
+        }
+        .finish()
     }
 }
 

@@ -22,7 +22,9 @@
 
 use super::error::JoinError;
 use super::registry::Key;
-use super::state::{Snapshot, State, ToIdle, ToRunning, Wake, COMPLETE, JOIN_INTEREST, JOIN_WAKER};
+use super::state::{
+    Completed, Snapshot, State, ToIdle, ToRunning, Wake, COMPLETE, JOIN_INTEREST, JOIN_WAKER,
+};
 use super::waker;
 use crate::loom::UnsafeCell;
 use std::alloc::Layout;
@@ -366,10 +368,29 @@ impl<F: Future, S: Schedule> Harness<F, S> {
     }
 
     /// The output is in the stage: publish it, wake the joiner, release.
+    /// Usually one atomic step (`State::complete_and_release`).
     fn complete(&self) {
-        let snapshot = self.state().transition_to_complete();
+        let mut refs = 1; // the poller's
+        if let Some(key) = self.registered() {
+            if self.cell().scheduler.unregister(self.raw(), key) {
+                refs += 1; // the registry's
+            }
+        }
+        // JOIN_INTEREST, once clear, stays clear: the output is then ours.
+        let unread = !self.state().load().is(JOIN_INTEREST);
+        if unread {
+            self.set_stage(Stage::Consumed);
+        }
+        let snapshot = match self.state().complete_and_release(refs, unread) {
+            Completed::Released { last: false } => return,
+            Completed::Released { last: true } => {
+                // SAFETY: those were the last references.
+                return unsafe { dealloc::<F, S>(self.cell.cast()) };
+            }
+            Completed::Kept(snapshot) => snapshot,
+        };
         if !snapshot.is(JOIN_INTEREST) {
-            // Nobody will read the output: it is ours to drop.
+            // The handle went between our check and the completion.
             self.set_stage(Stage::Consumed);
         } else if snapshot.is(JOIN_WAKER) {
             // The slot is read-only from COMPLETE on (module docs).
@@ -379,12 +400,6 @@ impl<F: Future, S: Schedule> Harness<F, S> {
                     w.wake_by_ref();
                 }
             });
-        }
-        let mut refs = 1; // the poller's
-        if let Some(key) = self.registered() {
-            if self.cell().scheduler.unregister(self.raw(), key) {
-                refs += 1; // the registry's
-            }
         }
         if self.state().ref_dec(refs) {
             // SAFETY: that was the last reference.
@@ -576,5 +591,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<JoinError>(), 8);
         type Tiny = std::future::Ready<u64>;
         assert!(std::mem::size_of::<Cell<Tiny, std::sync::Arc<()>>>() <= 80);
+        // A handle is one pointer (it lets go of it once the output is taken).
+        assert_eq!(std::mem::size_of::<super::super::JoinHandle<u64>>(), 8);
     }
 }

@@ -96,6 +96,16 @@ pub(crate) enum ToIdle {
     Cancel,
 }
 
+/// What `complete_and_release` did.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Completed {
+    /// Completed and the references dropped; `last`: they were the last
+    /// ones, the caller frees the cell.
+    Released { last: bool },
+    /// Completed; the references are still held (the state after is given).
+    Kept(Snapshot),
+}
+
 /// What a waker found.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Wake {
@@ -170,14 +180,29 @@ impl State {
         })
     }
 
-    /// The future finished (or was dropped by cancellation) and the stage
-    /// now holds the output. Returns the state after the transition.
-    pub(crate) fn transition_to_complete(&self) -> Snapshot {
-        // AcqRel: Release publishes the output to the JoinHandle that
-        // Acquire-loads COMPLETE; Acquire sees the handle's waker.
-        let prev = self.0.fetch_xor(RUNNING | COMPLETE, AcqRel);
-        debug_assert!(Snapshot(prev).is(RUNNING) && !Snapshot(prev).is(COMPLETE));
-        Snapshot(prev ^ (RUNNING | COMPLETE))
+    /// The future finished (or was dropped) and the stage holds the output;
+    /// the poller also gives up `refs` references (its own, and the
+    /// registry's if it took it back) in the same step when nothing else is
+    /// left to do: the JoinHandle will take the output and no join waker is
+    /// set, or (`output_dropped`) nobody will read it and it is gone already.
+    /// Otherwise only COMPLETE is published (`Kept`), and the caller wakes
+    /// the joiner or drops the output before dropping its references.
+    pub(crate) fn complete_and_release(&self, refs: usize, output_dropped: bool) -> Completed {
+        self.update(|s| {
+            debug_assert!(s.is(RUNNING) && !s.is(COMPLETE), "{s:?}");
+            let done = s.0 ^ (RUNNING | COMPLETE);
+            let nothing_left = if s.is(JOIN_INTEREST) {
+                !s.is(JOIN_WAKER)
+            } else {
+                output_dropped
+            };
+            if nothing_left {
+                let last = s.refs() == refs;
+                (Some(done - refs * REF_ONE), Completed::Released { last })
+            } else {
+                (Some(done), Completed::Kept(Snapshot(done)))
+            }
+        })
     }
 
     /// A waker holding its own reference wants the task run (`wake` by value).
@@ -320,7 +345,8 @@ mod tests {
     fn wake_after_complete_does_nothing() {
         let st = State::new();
         st.transition_to_running();
-        let s = st.transition_to_complete();
+        st.complete_and_release(1, false);
+        let s = st.load();
         assert!(s.is(COMPLETE) && !s.is(RUNNING));
         assert_eq!(st.transition_to_notified_by_ref(), Wake::Nothing);
         assert_eq!(st.transition_to_cancelled(), Wake::Nothing);
@@ -339,10 +365,44 @@ mod tests {
     }
 
     #[test]
+    fn completion_releases_at_once_unless_a_joiner_waits_or_the_output_is_ours() {
+        // A handle that has not polled yet: release with the completion.
+        let st = State::new();
+        st.transition_to_running();
+        assert_eq!(
+            st.complete_and_release(1, false),
+            Completed::Released { last: false }
+        );
+        assert!(st.load().is(COMPLETE | JOIN_INTEREST) && st.load().refs() == 1);
+        // A join waker is set: keep the reference to wake it.
+        let st = State::new();
+        st.transition_to_running();
+        st.set_join_waker().unwrap();
+        assert!(matches!(st.complete_and_release(1, false), Completed::Kept(s) if s.refs() == 2));
+        // The handle went before completion and the output was not dropped yet.
+        let st = State::new();
+        st.transition_to_running();
+        st.unset_join_interest().unwrap();
+        assert!(matches!(
+            st.complete_and_release(1, false),
+            Completed::Kept(_)
+        ));
+        // ... and when it was: the last reference goes.
+        let st = State::new();
+        st.transition_to_running();
+        st.unset_join_interest().unwrap();
+        st.ref_dec(1); // the handle's
+        assert_eq!(
+            st.complete_and_release(1, true),
+            Completed::Released { last: true }
+        );
+    }
+
+    #[test]
     fn join_waker_slot_is_refused_after_complete() {
         let st = State::new();
         st.transition_to_running();
-        st.transition_to_complete();
+        st.complete_and_release(1, false);
         assert!(st.set_join_waker().is_err());
         assert!(st.unset_join_interest().is_err());
     }
