@@ -29,6 +29,10 @@ struct List {
 // only touched under the mutex.
 unsafe impl Send for List {}
 
+// SAFETY: a batch owns the Notified references of the tasks it links, cut
+// off the list; nobody else reaches their `queue_next`.
+unsafe impl Send for Batch {}
+
 pub(crate) struct Inject {
     list: Mutex<List>,
     len: AtomicUsize,
@@ -77,53 +81,110 @@ impl Inject {
         }
         let n = tasks.len();
         for t in tasks {
-            let raw = t.into_raw();
-            set_next(raw, None);
-            match list.tail {
-                Some(tail) => set_next(RawTask::from_header(tail), Some(raw.header_ptr())),
-                None => list.head = Some(raw.header_ptr()),
-            }
-            list.tail = Some(raw.header_ptr());
+            list.link(t);
         }
         // SeqCst: see the module docs (pairs with the sleeper's re-check).
         self.len.store(self.len.load(Relaxed) + n, SeqCst);
         Ok(())
     }
 
+    /// Appends one task (no allocation); gives it back if the queue is closed.
     pub(crate) fn push(&self, task: Notified) -> Result<(), Notified> {
-        self.push_batch(vec![task])
-            .map_err(|mut v| v.pop().expect("one task"))
+        let mut list = lock(&self.list);
+        if list.closed {
+            return Err(task);
+        }
+        list.link(task);
+        // SeqCst: as in `push_batch`.
+        self.len.store(self.len.load(Relaxed) + 1, SeqCst);
+        Ok(())
     }
 
-    /// Takes up to `max` tasks from the front.
-    pub(crate) fn pop_n(&self, max: usize) -> Vec<Notified> {
+    /// Takes up to `max` tasks from the front in one lock: the chain is cut
+    /// off the list and walked after the lock is released.
+    pub(crate) fn pop_n(&self, max: usize) -> Batch {
+        let mut batch = Batch { head: None, len: 0 };
         if self.is_empty() || max == 0 {
-            return Vec::new();
+            return batch;
         }
         let mut list = lock(&self.list);
-        let mut out = Vec::with_capacity(max.min(self.len.load(Relaxed)));
-        while out.len() < max {
-            let Some(head) = list.head else { break };
-            let raw = RawTask::from_header(head);
-            list.head = next(raw);
-            if list.head.is_none() {
-                list.tail = None;
-            }
-            // SAFETY: the list held this task's Notified.
-            out.push(unsafe { Notified::from_raw(raw) });
+        batch.head = list.head;
+        let mut last = None;
+        while batch.len < max {
+            let Some(h) = list.head else { break };
+            last = Some(h);
+            list.head = next(RawTask::from_header(h));
+            batch.len += 1;
         }
-        self.len.store(self.len.load(Relaxed) - out.len(), SeqCst);
-        out
+        if let Some(last) = last {
+            set_next(RawTask::from_header(last), None); // end the batch's chain
+        }
+        if list.head.is_none() {
+            list.tail = None;
+        }
+        self.len.store(self.len.load(Relaxed) - batch.len, SeqCst);
+        batch
     }
 
     pub(crate) fn pop(&self) -> Option<Notified> {
-        self.pop_n(1).pop()
+        self.pop_n(1).next()
     }
 
     /// Refuses further pushes and returns what was queued.
-    pub(crate) fn close(&self) -> Vec<Notified> {
+    pub(crate) fn close(&self) -> Batch {
         lock(&self.list).closed = true;
         self.pop_n(usize::MAX)
+    }
+}
+
+impl List {
+    /// Appends a task, taking over its `Notified`.
+    fn link(&mut self, task: Notified) {
+        let raw = task.into_raw();
+        set_next(raw, None);
+        match self.tail {
+            Some(tail) => set_next(RawTask::from_header(tail), Some(raw.header_ptr())),
+            None => self.head = Some(raw.header_ptr()),
+        }
+        self.tail = Some(raw.header_ptr());
+    }
+}
+
+/// Tasks taken off the injector, still linked through `queue_next`, whose
+/// `Notified`s the batch owns: it yields them in order, and dropping it
+/// drops (cancels) the ones not taken.
+pub(crate) struct Batch {
+    head: Option<NonNull<Header>>,
+    len: usize,
+}
+
+impl Batch {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Iterator for Batch {
+    type Item = Notified;
+
+    fn next(&mut self) -> Option<Notified> {
+        let raw = RawTask::from_header(self.head?);
+        self.head = next(raw);
+        self.len -= 1;
+        // SAFETY: the batch held this task's Notified (taken off the list).
+        Some(unsafe { Notified::from_raw(raw) })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.len, Some(self.len))
+    }
+}
+
+impl ExactSizeIterator for Batch {}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        self.for_each(drop);
     }
 }
 
@@ -136,8 +197,6 @@ impl crate::sched::queue::Overflow for Inject {
 
 impl Drop for Inject {
     fn drop(&mut self) {
-        for t in self.close() {
-            drop(t); // cancels it
-        }
+        drop(self.close()); // cancels what was queued
     }
 }
