@@ -7,6 +7,13 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 /// What an [`Interval`] does when ticks were missed (the task was late).
+///
+/// For `Delay` and `Skip`, a tick is late only when its time passed by more
+/// than the timer's resolution (one millisecond): timers round deadlines up
+/// so as never to fire early, so up to a tick of lateness is the clock's
+/// grain, not the task falling behind. (Without that slack, a 1 ms interval
+/// whose start sat just past a millisecond boundary fired every tick about
+/// 1 ms late, and `Skip` dropped every other one.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MissedTicks {
     /// Fire the missed ticks at once, one per `tick()`, to catch up.
@@ -66,17 +73,7 @@ impl Interval {
             return Poll::Pending;
         }
         let due = self.next;
-        let now = Instant::now();
-        let next = match self.missed {
-            MissedTicks::Burst => due + self.period,
-            MissedTicks::Delay if now > due + self.period => now + self.period,
-            MissedTicks::Delay => due + self.period,
-            MissedTicks::Skip => {
-                let late = now.saturating_duration_since(due);
-                let periods = late.as_nanos() / self.period.as_nanos() + 1;
-                due + self.period * u32::try_from(periods).unwrap_or(u32::MAX)
-            }
-        };
+        let next = next_tick(self.missed, due, Instant::now(), self.period);
         self.next = next;
         self.sleep.reset(next);
         Poll::Ready(due)
@@ -101,5 +98,55 @@ impl Interval {
     pub fn reset(&mut self) {
         self.next = Instant::now() + self.period;
         self.sleep.reset(self.next);
+    }
+}
+
+/// The deadline after the tick `due`, returned at `now` (see the note on
+/// lateness under [`MissedTicks`]).
+fn next_tick(policy: MissedTicks, due: Instant, now: Instant, period: Duration) -> Instant {
+    let late = now
+        .saturating_duration_since(due)
+        .saturating_sub(super::timers::RESOLUTION);
+    match policy {
+        MissedTicks::Burst => due + period,
+        MissedTicks::Delay if late > period => now + period,
+        MissedTicks::Delay => due + period,
+        MissedTicks::Skip => {
+            let periods = late.as_nanos() / period.as_nanos() + 1;
+            due + period * u32::try_from(periods).unwrap_or(u32::MAX)
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn lateness_within_the_resolution_drops_no_tick() {
+        let d = Instant::now();
+        // Fired 1.05 periods late (the wheel's rounding and a wake-up): the
+        // next tick on the schedule is kept, due at once.
+        let now = d + MS + MS / 20;
+        assert_eq!(next_tick(MissedTicks::Skip, d, now, MS), d + MS);
+        assert_eq!(next_tick(MissedTicks::Delay, d, now, MS), d + MS);
+    }
+
+    #[test]
+    fn ticks_missed_by_more_than_the_resolution_are_skipped_or_delayed() {
+        let d = Instant::now();
+        let p = 10 * MS;
+        // 35 ms late: ticks at +10, +20 and +30 are missed (the last by more
+        // than a millisecond), +40 is the next still ahead.
+        let now = d + 35 * MS;
+        assert_eq!(next_tick(MissedTicks::Skip, d, now, p), d + 4 * p);
+        assert_eq!(next_tick(MissedTicks::Delay, d, now, p), now + p);
+        assert_eq!(next_tick(MissedTicks::Burst, d, now, p), d + p);
+        // On time: every policy goes one period on.
+        for policy in [MissedTicks::Burst, MissedTicks::Delay, MissedTicks::Skip] {
+            assert_eq!(next_tick(policy, d, d, p), d + p);
+        }
     }
 }

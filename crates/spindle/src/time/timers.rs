@@ -25,7 +25,9 @@ use crate::loom::{lock, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::Seq
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
-const TICK_NS: u128 = 1_000_000;
+/// One tick of the wheel: how late a timer may fire from rounding alone.
+pub(crate) const RESOLUTION: Duration = Duration::from_millis(1);
+const TICK_NS: u128 = RESOLUTION.as_nanos();
 /// Wakers woken per shard lock hold while firing.
 const FIRE_BATCH: usize = 1024;
 
