@@ -17,7 +17,7 @@
 //!   driver; `time::Sleep` calls it when it arms a new earliest timer
 //!   (`time/timers.rs` has that handshake).
 
-use crate::loom::{AtomicBool, Ordering::*};
+use crate::loom::{AtomicBool, AtomicU64, Ordering::*};
 use crate::time::timers::Timers;
 #[cfg(not(any(loom, miri)))]
 use std::time::Duration;
@@ -32,6 +32,10 @@ pub(crate) struct Driver {
     /// would make a 1 ms interval miss every other tick.
     waiter: super::park::Parker,
     locked: AtomicBool,
+    /// Turns taken (a guard dropped after holding the lock); written only
+    /// by the lock holder. The monitor serves the driver only when this has
+    /// not moved for a whole round.
+    turns: AtomicU64,
 }
 
 /// Holding the driver lock.
@@ -45,6 +49,7 @@ impl Driver {
             io: crate::io::reactor::Reactor::new()?,
             waiter: super::park::Parker::new(),
             locked: AtomicBool::new(false),
+            turns: AtomicU64::new(0),
         })
     }
 
@@ -71,6 +76,11 @@ impl Driver {
             return true;
         }
         self.timers.maybe_due()
+    }
+
+    /// How many turns have been taken at the driver so far.
+    pub(crate) fn turns(&self) -> u64 {
+        self.turns.load(Relaxed)
     }
 
     /// Whether any I/O source is registered.
@@ -123,6 +133,8 @@ impl DriverGuard<'_> {
 
 impl Drop for DriverGuard<'_> {
     fn drop(&mut self) {
+        // Only the lock holder writes `turns`: a plain increment.
+        self.0.turns.store(self.0.turns.load(Relaxed) + 1, Relaxed);
         self.0.locked.store(false, Release);
     }
 }

@@ -1,7 +1,9 @@
 //! The monitor: one thread per multi-thread runtime (Go's sysmon).
 //!
-//! Every round (between `MIN_ROUND` and `handoff_after / 2` while tasks
-//! run, backing off to `MAX_ROUND` while every worker is idle) it
+//! Every round (`handoff_after / 2`, at least `MIN_ROUND`, while a worker
+//! may be stuck in a poll; doubling up to `BUSY_BACKOFF` times that while
+//! every busy worker keeps moving from poll to poll, and up to `MAX_ROUND`
+//! while every worker is idle) it
 //! - notices a worker whose thread has been inside one poll (its core lent
 //!   out, its poll counter unchanged) for `handoff_after` or longer *and is
 //!   blocked*: over one more round it ran on a CPU less than half the time
@@ -14,9 +16,10 @@
 //!   the threshold: handing its queue off early only adds threads competing
 //!   for the same cores. (The thread's run state is no help: a thread back
 //!   from a 1 ms sleep waits for a CPU in state `R` on a busy machine.)
-//! - serves due timers and ready I/O when no worker is parked on the driver
-//!   to do it (every worker inside a long poll): the woken tasks go through
-//!   the injector.
+//! - serves due timers and ready I/O when nobody took a turn at the driver
+//!   for a whole round (every worker inside a long poll; busy workers with
+//!   short polls take turns every few dozen polls, and a parked worker waits
+//!   on it): the woken tasks go through the injector.
 //!
 //! - calibrates the slow-poll clock once, and runs the stall detector
 //!   (`diagnostics.rs`).
@@ -33,6 +36,11 @@ use std::time::{Duration, Instant};
 const MIN_ROUND: Duration = Duration::from_micros(100);
 const BUSY_ROUND: Duration = Duration::from_millis(1);
 const MAX_ROUND: Duration = Duration::from_millis(10);
+/// While workers are busy but none sits in one poll across a round, rounds
+/// grow to this many times the busy round: fewer wake-ups of a monitor that
+/// finds nothing to do (each one takes a CPU from a worker for a moment),
+/// for at most this many rounds more before a blocking poll is noticed.
+const BUSY_BACKOFF: u32 = 4;
 /// A running (not blocked) thread is retaken after this many thresholds.
 const HOG_FACTOR: u32 = 20;
 
@@ -47,6 +55,7 @@ pub(crate) fn run(shared: Arc<Shared>) {
     let mut probe: Vec<Option<(Instant, u64)>> = vec![None; n];
     let mut round = busy_round;
     let mut stall = Stall::default();
+    let mut turns = shared.driver.turns();
     while !shared.is_shutdown() {
         shared.slow_polls.calibrate();
         shared.monitor.park_timeout(Some(round));
@@ -55,6 +64,8 @@ pub(crate) fn run(shared: Arc<Shared>) {
         }
         let now = Instant::now();
         let mut busy = false;
+        // A worker inside the same poll as last round (maybe blocked).
+        let mut lingering = false;
         for (i, remote) in shared.remotes().iter().enumerate() {
             let active = lock(&remote.active).clone();
             let lent = active.is_lent();
@@ -66,6 +77,7 @@ pub(crate) fn run(shared: Arc<Shared>) {
                 continue;
             }
             busy = true;
+            lingering = true;
             let stuck = now - seen[i].1;
             let due = match threshold {
                 Some(t) if stuck >= t * HOG_FACTOR => true,
@@ -87,15 +99,20 @@ pub(crate) fn run(shared: Arc<Shared>) {
                 probe[i] = None;
             }
         }
-        if shared.driver.has_work() {
+        // Served by somebody else since the last round: nothing to do (a
+        // zero-timeout epoll_wait every round is measurable under I/O load).
+        let served = std::mem::replace(&mut turns, shared.driver.turns()) != turns;
+        if !served && shared.driver.has_work() {
             if let Some(driver) = shared.driver.try_lock() {
                 driver.poll_now();
                 driver.dispatch();
             }
         }
         stall.check(&shared, now);
-        round = if busy {
+        round = if lingering {
             busy_round
+        } else if busy {
+            (round * 2).clamp(busy_round, busy_round * BUSY_BACKOFF)
         } else {
             (round * 2).min(MAX_ROUND)
         };
