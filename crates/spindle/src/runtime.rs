@@ -36,6 +36,8 @@ pub struct Builder {
     stall_after: Option<Duration>,
     on_stall: OnStall,
     dump_on_sigquit: bool,
+    /// `None`: from `SPINDLE_TRACK_SPAWNS`.
+    track_spawns: Option<bool>,
 }
 
 /// The usual slow-poll threshold (see [`Builder::slow_poll_threshold`]).
@@ -49,7 +51,8 @@ pub const DEFAULT_HANDOFF_AFTER: Duration = Duration::from_millis(1);
 pub enum BuildError {
     /// `workers(0)`, or `SPINDLE_WORKERS` not a positive integer.
     InvalidWorkers(String),
-    /// An environment setting (`SPINDLE_SLOW_POLL_US`) that does not parse.
+    /// An environment setting (`SPINDLE_SLOW_POLL_US`, `SPINDLE_TRACK_SPAWNS`)
+    /// that does not parse.
     InvalidEnv(String),
     /// The OS refused a worker thread.
     Spawn(std::io::Error),
@@ -111,6 +114,7 @@ impl Builder {
             stall_after: Some(Duration::from_secs(1)),
             on_stall: std::sync::Arc::new(diagnostics::print_stall),
             dump_on_sigquit: false,
+            track_spawns: None,
         }
     }
 
@@ -198,6 +202,16 @@ impl Builder {
         self
     }
 
+    /// Records where every task was spawned (multi-thread flavour), so that
+    /// the stall report and [`Runtime::dump`] say where the waiting tasks
+    /// came from. Costs a registry insert per spawn (a short lock), so it
+    /// is off by default; `SPINDLE_TRACK_SPAWNS=1` turns it on when this is
+    /// not called.
+    pub fn track_spawns(mut self, on: bool) -> Builder {
+        self.track_spawns = Some(on);
+        self
+    }
+
     /// The worker count `build` will use.
     pub fn resolved_workers(&self) -> Result<usize, BuildError> {
         match self.workers {
@@ -247,6 +261,10 @@ impl Builder {
                     },
                     stall_after: self.stall_after,
                     on_stall: self.on_stall.clone(),
+                    track_spawns: match self.track_spawns {
+                        Some(on) => on,
+                        None => track_spawns_from_env()?,
+                    },
                 };
                 let (shared, cores) = multi_thread::build(workers, config, pool.clone())
                     .map_err(BuildError::Driver)?;
@@ -330,6 +348,7 @@ impl Runtime {
     }
 
     /// Spawns a task (see [`Handle::spawn`]).
+    #[track_caller]
     pub fn spawn<F>(&self, future: F) -> crate::JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -354,9 +373,10 @@ impl Runtime {
     }
 
     /// A text dump of the runtime's state: workers, queues, timers, the
-    /// blocking pool, slow polls (the `Display` of [`RuntimeMetrics`]).
+    /// blocking pool, slow polls (the `Display` of [`RuntimeMetrics`]), and
+    /// with [`Builder::track_spawns`], the waiting tasks by spawn site.
     pub fn dump(&self) -> String {
-        self.metrics().to_string()
+        self.handle.dump()
     }
 
     /// Number of worker threads (1 for current-thread).
@@ -410,6 +430,20 @@ fn slow_poll_from_env() -> Result<Option<Duration>, BuildError> {
             Ok(us) if us > 0 => Ok(Some(Duration::from_micros(us))),
             _ => Err(BuildError::InvalidEnv(format!(
                 "SPINDLE_SLOW_POLL_US={v:?} is not a positive number of microseconds"
+            ))),
+        },
+    }
+}
+
+/// `SPINDLE_TRACK_SPAWNS`: `1`/`true` or `0`/`false`.
+fn track_spawns_from_env() -> Result<bool, BuildError> {
+    match std::env::var("SPINDLE_TRACK_SPAWNS") {
+        Err(_) => Ok(false),
+        Ok(v) => match v.trim() {
+            "1" | "true" => Ok(true),
+            "0" | "false" => Ok(false),
+            _ => Err(BuildError::InvalidEnv(format!(
+                "SPINDLE_TRACK_SPAWNS={v:?} is not 1, 0, true or false"
             ))),
         },
     }

@@ -108,6 +108,7 @@ impl<E: Send + 'static> Scope<E> {
     ///
     /// # Panics
     /// If the scope has already returned (a `Scope` that escaped it).
+    #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -119,6 +120,7 @@ impl<E: Send + 'static> Scope<E> {
     /// Spawns a child whose `Err` fails the scope: siblings and the body are
     /// cancelled and [`try_scope`] returns `ScopeError::Failed(e)`. The child's
     /// own handle then gives `Ok(Err(..))` with the error moved out (`None`).
+    #[track_caller]
     pub fn spawn_try<F, T>(&self, future: F) -> JoinHandle<Result<T, Option<E>>>
     where
         F: Future<Output = Result<T, E>> + Send + 'static,
@@ -136,6 +138,7 @@ impl<E: Send + 'static> Scope<E> {
         })
     }
 
+    #[track_caller]
     fn spawn_child<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,

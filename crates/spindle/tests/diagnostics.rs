@@ -57,9 +57,66 @@ fn a_deliberate_deadlock_is_reported() {
         .expect("no stall reported");
     assert_eq!(report.parked_tasks, 2, "{report}");
     assert!(report.to_string().contains("possible deadlock"));
+    // Tracking is off: the report says how to learn where they came from.
+    assert!(report.spawned_at.is_empty());
+    assert!(report.to_string().contains("track_spawns"), "{report}");
     assert_eq!(rt.metrics().stalls_detected, 1);
     // Reported once, not every round.
     assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+}
+
+#[test]
+fn with_spawn_tracking_the_deadlock_report_says_where_each_task_was_spawned() {
+    let (tx, rx) = mpsc::channel();
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(2)
+        .track_spawns(true)
+        .stall_detection(Some(Duration::from_millis(100)))
+        .on_stall(move |r| drop(tx.send(r.clone())))
+        .build()
+        .unwrap();
+    let (a_tx, a_rx) = spindle::chan::oneshot::<()>();
+    let (b_tx, b_rx) = spindle::chan::oneshot::<()>();
+    // Three tasks from one line (a helper spawning through `spindle::spawn`
+    // inside the runtime), one from another (`Runtime::spawn` from outside).
+    let line_a = line!() + 2;
+    rt.block_on(async move {
+        let hs: Vec<_> = (0..3).map(|_| spindle::spawn(never())).collect();
+        hs.into_iter().for_each(drop);
+        drop(spindle::spawn(async move {
+            let _ = a_rx.await;
+            drop(b_tx);
+        }));
+    });
+    let line_b = line!() + 1;
+    drop(rt.spawn(async move {
+        let _ = b_rx.await;
+        drop(a_tx);
+    }));
+    let report = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("no stall reported");
+    assert_eq!(report.parked_tasks, 5, "{report}");
+    let site = |line: u32| format!("{}:{line}:", file!());
+    let count = |line: u32| {
+        let s = site(line);
+        report
+            .spawned_at
+            .iter()
+            .find(|(at, _)| at.starts_with(&s))
+            .map(|&(_, n)| n)
+    };
+    assert_eq!(count(line_a), Some(3), "{report}");
+    assert_eq!(count(line_b), Some(1), "{report}");
+    assert_eq!(report.spawned_at[0].1, 3, "most first: {report}");
+    assert!(report.to_string().contains(&site(line_b)), "{report}");
+    // The dump lists them too.
+    assert!(rt.dump().contains(&site(line_a)), "{}", rt.dump());
+}
+
+/// Waits forever (no waker is ever kept).
+async fn never() {
+    std::future::pending::<()>().await
 }
 
 #[test]

@@ -629,3 +629,40 @@ fn control_an_ordinary_wake_waits_for_the_wakers_poll() {
     // The LIFO slot is not stealable: the woken task runs after `a`'s poll.
     assert!(!runs_beside_the_waker(false, Duration::from_millis(100)));
 }
+
+#[test]
+fn spawn_tracking_registers_tasks_at_spawn_and_lets_go_when_they_finish() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(2)
+        .track_spawns(true)
+        .build()
+        .unwrap();
+    let gate = Gate::new();
+    let n = common::scaled(200) as u64;
+    let (g, h) = (gate.clone(), rt.handle().clone());
+    let total = rt.block_on(async move {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let g = g.clone();
+                h.spawn(async move {
+                    g.wait().await; // idle once, then finish
+                    i
+                })
+            })
+            .collect();
+        // Every task is registered from its spawn on, waiting or not.
+        assert_eq!(
+            spindle::Handle::current().metrics().registered_tasks,
+            n as usize
+        );
+        g.open();
+        let mut total = 0;
+        for h in handles {
+            total += h.await.unwrap();
+        }
+        total
+    });
+    assert_eq!(total, n * (n - 1) / 2);
+    assert_eq!(rt.metrics().registered_tasks, 0);
+    drop(gate);
+}

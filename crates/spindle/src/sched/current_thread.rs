@@ -135,7 +135,7 @@ impl Schedule for Arc<Shared> {
     }
 
     fn register(&self, task: RawTask) -> Option<Key> {
-        self.registry.insert(task, 0)
+        self.registry.insert(task, 0, None)
     }
 
     fn unregister(&self, task: RawTask, key: Key) -> bool {

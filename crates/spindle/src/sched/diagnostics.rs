@@ -128,6 +128,12 @@ pub struct StallReport {
     pub workers: usize,
     /// How long nothing has run.
     pub idle_for: Duration,
+    /// Where the waiting tasks were spawned (`file:line:column`) and how
+    /// many came from each, most first; empty unless spawn tracking is on
+    /// (`Builder::track_spawns`, `SPINDLE_TRACK_SPAWNS=1`).
+    pub spawned_at: Vec<(String, usize)>,
+    /// Whether spawn tracking was on.
+    pub tracking_spawns: bool,
 }
 
 impl fmt::Display for StallReport {
@@ -138,7 +144,17 @@ impl fmt::Display for StallReport {
              with no timer, I/O or blocking job that could wake them (only a thread outside \
              the runtime could)",
             self.workers, self.idle_for, self.parked_tasks
-        )
+        )?;
+        if !self.tracking_spawns {
+            return write!(
+                f,
+                "\n  (Builder::track_spawns(true) or SPINDLE_TRACK_SPAWNS=1 says where they were spawned)"
+            );
+        }
+        for (site, n) in &self.spawned_at {
+            write!(f, "\n  {n:>6} task(s) spawned at {site}")?;
+        }
+        Ok(())
     }
 }
 
@@ -159,7 +175,7 @@ pub(crate) fn dump_on_sigquit(handle: &super::Handle) -> std::io::Result<()> {
             let mut buf = [0u8; 16];
             while matches!(rx.read(&mut buf), Ok(n) if n > 0) {
                 match runtime.upgrade() {
-                    Some(h) => eprint!("{}", h.metrics()),
+                    Some(h) => eprint!("{}", h.dump()),
                     None => break, // the runtime is gone
                 }
             }

@@ -123,6 +123,7 @@ impl Handle {
     }
 
     /// Spawns a task onto this runtime, from any thread (inside it or not).
+    #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -170,6 +171,22 @@ impl Handle {
         }
     }
 
+    /// The text of [`crate::Runtime::dump`]: the metrics, and with spawn
+    /// tracking on, the registered tasks by spawn site.
+    pub(crate) fn dump(&self) -> String {
+        let mut s = self.metrics().to_string();
+        if let HandleInner::Multi(sp) = &self.inner {
+            let shared = sp.shared();
+            if shared.config.track_spawns {
+                s.push_str("tasks by spawn site (registered now):\n");
+                for (site, n) in shared.spawn_sites() {
+                    s.push_str(&format!("  {n:>6}  {site}\n"));
+                }
+            }
+        }
+        s
+    }
+
     /// Makes `spawn` on this thread go to this runtime until the guard drops.
     pub fn enter(&self) -> EnterGuard {
         enter(self.clone())
@@ -215,6 +232,7 @@ pub(crate) const NO_RUNTIME: &str = "spindle::spawn called outside a spindle run
 ///
 /// # Panics
 /// Outside any runtime: use `Runtime::block_on` or `Handle::spawn`.
+#[track_caller]
 pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,

@@ -157,6 +157,8 @@ impl Stall {
                     parked_tasks: shared.registry.len(),
                     workers: shared.remotes().len(),
                     idle_for: now - t,
+                    spawned_at: shared.spawn_sites(),
+                    tracking_spawns: shared.config.track_spawns,
                 });
             }
             _ => {}

@@ -76,6 +76,9 @@ pub(crate) struct Config {
     /// All idle with parked tasks this long is reported (`None`: never).
     pub(crate) stall_after: Option<Duration>,
     pub(crate) on_stall: OnStall,
+    /// Register every task at spawn with where it was spawned (for the
+    /// stall report and the dump).
+    pub(crate) track_spawns: bool,
 }
 
 impl std::fmt::Debug for Config {
@@ -84,6 +87,7 @@ impl std::fmt::Debug for Config {
             .field("handoff_after", &self.handoff_after)
             .field("slow_poll", &self.slow_poll)
             .field("stall_after", &self.stall_after)
+            .field("track_spawns", &self.track_spawns)
             .finish_non_exhaustive()
     }
 }
@@ -216,6 +220,27 @@ impl Shared {
         std::mem::take(&mut *lock(&self.threads))
     }
 
+    /// Where the registered tasks were spawned (`file:line:column`), with
+    /// their counts, most first; empty unless spawn tracking is on.
+    pub(crate) fn spawn_sites(&self) -> Vec<(String, usize)> {
+        let sites = self.registry.spawn_sites();
+        sites.into_iter().map(|(s, n)| (s.to_string(), n)).collect()
+    }
+
+    /// Spawn tracking (`Builder::track_spawns`): registers a new task at
+    /// once, with the caller's location (the user's spawn call: every
+    /// function from there to here is `#[track_caller]`).
+    #[track_caller]
+    fn track(&self, task: &Notified, hint: usize) {
+        if !self.config.track_spawns {
+            return;
+        }
+        let site = std::panic::Location::caller();
+        if let Some(key) = self.registry.insert(task.raw(), hint, Some(site)) {
+            task.set_registered(key);
+        }
+    }
+
     fn notify_parked(&self) {
         if let Some(i) = self.idle.worker_to_notify() {
             self.remotes[i].parker.unpark();
@@ -294,7 +319,7 @@ impl Schedule for Arc<Spawner> {
             CoreRef::Multi(w) => unsafe { &*w }.index,
             _ => self.index,
         };
-        self.shared.registry.insert(task, hint)
+        self.shared.registry.insert(task, hint, None)
     }
 
     fn unregister(&self, task: RawTask, key: Key) -> bool {
@@ -316,6 +341,7 @@ fn schedule(shared: &Arc<Shared>, task: Notified, is_yield: bool) {
 }
 
 /// `Handle::spawn` for this flavour.
+#[track_caller]
 pub(crate) fn spawn<F>(spawner: &Arc<Spawner>, future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
@@ -329,6 +355,7 @@ where
         }
     }
     let (notified, raw) = RawTask::allocate(future, spawner.clone());
+    spawner.shared.track(&notified, 0);
     spawner.shared.schedule_remote(notified);
     JoinHandle::new(raw)
 }
@@ -395,12 +422,14 @@ impl WorkerCtx {
         &self.shared().remotes[self.index].counters
     }
 
+    #[track_caller]
     pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
         let (notified, raw) = RawTask::allocate(future, self.spawner.clone());
+        self.shared().track(&notified, self.index);
         bump(&self.counters().spawns, 1);
         self.schedule_here(notified, false);
         JoinHandle::new(raw)
@@ -745,6 +774,7 @@ mod loom_model {
             slow_poll: None,
             stall_after: None,
             on_stall: std::sync::Arc::new(diagnostics::print_stall),
+            track_spawns: false,
         };
         let pool = Pool::new(1, Duration::from_secs(1), "loom-blocking".into());
         build(workers, config, pool).unwrap()

@@ -15,7 +15,8 @@
 //! - the **join waker slot** belongs to the JoinHandle while JOIN_WAKER is
 //!   clear and the task is not COMPLETE; otherwise it is read-only;
 //! - `queue_next` belongs to whoever holds the task's `Notified`;
-//! - `registered` is read and written only by the poller (while RUNNING).
+//! - `registered` is read and written only by the poller (while RUNNING),
+//!   and by the spawner before the task is first scheduled (spawn tracking).
 //!
 //! Everything is type-erased behind `RawTask` (a pointer to the header) and
 //! a per-`(F, S)` vtable, so queues, wakers and handles need no generics.
@@ -241,6 +242,22 @@ impl Notified {
     /// Whether this is `task`'s Notified.
     pub(crate) fn is(&self, task: RawTask) -> bool {
         self.0 == task
+    }
+
+    /// The task this is the permission to run.
+    pub(crate) fn raw(&self) -> RawTask {
+        self.0
+    }
+
+    /// Records that the registry holds the task (spawn tracking registers a
+    /// task at spawn). Only before the `Notified` is first scheduled: its
+    /// holder is then the only one who can reach `registered` (no poller yet).
+    pub(crate) fn set_registered(&self, key: Key) {
+        self.0.header().registered.with_mut(|p| {
+            // SAFETY: no poller exists before the task is first scheduled,
+            // and the JoinHandle and wakers never touch `registered`.
+            unsafe { *p = Some(key) }
+        })
     }
 
     /// The task's address: its identity in diagnostics (and models).

@@ -17,10 +17,17 @@
 //!   `remove` finds its slot empty and reports that shutdown owns the task.
 //! - Shards are chosen by the inserting worker, so a task usually completes
 //!   on the worker that registered it and the shard lock stays uncontended.
+//! - With spawn tracking on (`Builder::track_spawns`), tasks are inserted at
+//!   spawn with where they were spawned, kept beside their slot (`sites`,
+//!   allocated only then), for the stall report and the dump.
 
 use super::raw::RawTask;
 use crate::loom::{lock, Mutex};
 use std::num::NonZeroU32;
+use std::panic::Location;
+
+/// Where a task was spawned (`#[track_caller]` through the spawn functions).
+pub(crate) type SpawnSite = &'static Location<'static>;
 
 /// Where a registered task sits: `(shard, slot + 1)` (non-zero, so that an
 /// `Option<Key>` in the task header stays one word).
@@ -56,6 +63,8 @@ impl Key {
 #[derive(Default)]
 struct Slab {
     slots: Vec<Option<RawTask>>,
+    /// Beside `slots` once a task was inserted with its spawn site.
+    sites: Vec<Option<SpawnSite>>,
     free: Vec<usize>,
     len: usize,
     closed: bool,
@@ -74,8 +83,14 @@ impl Registry {
         }
     }
 
-    /// Holds `task` (taking a reference); `None` after `close`.
-    pub(crate) fn insert(&self, task: RawTask, hint: usize) -> Option<Key> {
+    /// Holds `task` (taking a reference), with where it was spawned if
+    /// known; `None` after `close`.
+    pub(crate) fn insert(
+        &self,
+        task: RawTask,
+        hint: usize,
+        site: Option<SpawnSite>,
+    ) -> Option<Key> {
         let shard = hint % self.shards.len();
         let mut slab = lock(&self.shards[shard]);
         if slab.closed {
@@ -93,7 +108,30 @@ impl Registry {
             }
         };
         slab.len += 1;
+        if site.is_some() || !slab.sites.is_empty() {
+            let n = slab.slots.len();
+            slab.sites.resize(n, None);
+            slab.sites[slot] = site;
+        }
         Some(Key::new(shard, slot))
+    }
+
+    /// The spawn sites of the tasks held now (those registered with one),
+    /// with how many tasks each, most first.
+    pub(crate) fn spawn_sites(&self) -> Vec<(SpawnSite, usize)> {
+        let mut counts: Vec<(SpawnSite, usize)> = Vec::new();
+        for shard in self.shards.iter() {
+            let slab = lock(shard);
+            let held = slab.slots.iter().zip(&slab.sites);
+            for site in held.filter_map(|(t, s)| t.and(*s)) {
+                match counts.iter_mut().find(|(s, _)| *s == site) {
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((site, 1)),
+                }
+            }
+        }
+        counts.sort_by_key(|&(s, n)| (std::cmp::Reverse(n), s.file(), s.line(), s.column()));
+        counts
     }
 
     /// Lets go of `task`; `true` when the slot still held it (the caller now
@@ -103,6 +141,9 @@ impl Registry {
         match slab.slots.get_mut(key.slot()).and_then(Option::take) {
             Some(held) => {
                 debug_assert_eq!(held, task, "registry slot held another task");
+                if let Some(site) = slab.sites.get_mut(key.slot()) {
+                    *site = None;
+                }
                 slab.free.push(key.slot());
                 slab.len -= 1;
                 true
@@ -119,6 +160,7 @@ impl Registry {
             let mut slab = lock(shard);
             slab.closed = true;
             out.extend(slab.slots.iter_mut().filter_map(Option::take));
+            slab.sites.clear();
             slab.free.clear();
             slab.len = 0;
         }
