@@ -23,7 +23,10 @@ use std::ptr::NonNull;
 
 /// Size classes are multiples of this, which is also the largest alignment cached.
 const ALIGN: usize = 16;
-const GRANULE: usize = 32;
+/// 16, not 32: a cell rounds up by at most 15 bytes (a 104-byte sleeping
+/// task takes a 112-byte block, not 128; with glibc's header, 128 bytes of
+/// heap, not 144).
+const GRANULE: usize = 16;
 const MAX_CACHED: usize = 512;
 #[cfg(not(loom))]
 const CLASSES: usize = MAX_CACHED / GRANULE;
@@ -134,11 +137,13 @@ mod tests {
     #[test]
     fn classes_round_up_and_large_blocks_bypass() {
         assert_eq!(class_of(Layout::from_size_align(1, 8).unwrap()), Some(0));
-        assert_eq!(class_of(Layout::from_size_align(32, 8).unwrap()), Some(0));
-        assert_eq!(class_of(Layout::from_size_align(33, 8).unwrap()), Some(1));
+        assert_eq!(class_of(Layout::from_size_align(16, 8).unwrap()), Some(0));
+        assert_eq!(class_of(Layout::from_size_align(17, 8).unwrap()), Some(1));
+        assert_eq!(class_of(Layout::from_size_align(104, 8).unwrap()), Some(6));
+        assert_eq!(class_layout(6).size(), 112);
         assert_eq!(
             class_of(Layout::from_size_align(512, 16).unwrap()),
-            Some(15)
+            Some(31)
         );
         assert_eq!(class_of(Layout::from_size_align(513, 8).unwrap()), None);
         assert_eq!(class_of(Layout::from_size_align(64, 64).unwrap()), None);
@@ -150,9 +155,9 @@ mod tests {
         let a = alloc(l);
         // SAFETY: `a` came from alloc(l) and is not used again.
         unsafe { dealloc(a, l) };
-        let b = alloc(Layout::from_size_align(90, 8).unwrap()); // same class
+        let b = alloc(Layout::from_size_align(72, 8).unwrap()); // same class
         assert_eq!(a, b);
         // SAFETY: as above.
-        unsafe { dealloc(b, Layout::from_size_align(90, 8).unwrap()) };
+        unsafe { dealloc(b, Layout::from_size_align(72, 8).unwrap()) };
     }
 }

@@ -7,7 +7,9 @@
 //!   idle (`raw.rs`), and removed by its poller when it completes. Tasks that
 //!   finish in their first poll never touch the registry: most tasks of a
 //!   spawn-heavy program cost no lock here.
-//! - Each shard is a slab (a vector of slots and a free list) under a mutex.
+//! - Each shard is a slab under a mutex: a vector of one-word slots, each
+//!   holding a task or, when vacant, the link to the next vacant slot (the
+//!   free list lives in the slots: no second vector growing as tasks finish).
 //!   A task's slot is named by its `Key` (shard, index), which the poller
 //!   keeps in the task header (`Header::registered`); the header carries no
 //!   links, which keeps every task smaller.
@@ -21,10 +23,11 @@
 //!   spawn with where they were spawned, kept beside their slot (`sites`,
 //!   allocated only then), for the stall report and the dump.
 
-use super::raw::RawTask;
+use super::raw::{Header, RawTask};
 use crate::loom::{lock, Mutex};
 use std::num::NonZeroU32;
 use std::panic::Location;
+use std::ptr::NonNull;
 
 /// Where a task was spawned (`#[track_caller]` through the spawn functions).
 pub(crate) type SpawnSite = &'static Location<'static>;
@@ -60,15 +63,50 @@ impl Key {
     };
 }
 
+/// One slot: a held task's header pointer (aligned, so its low bit is 0),
+/// or, vacant, `(index of the next vacant slot + 1) << 1 | 1` as an address
+/// with no provenance (0 + 1 ends the list). Never dereferenced when vacant.
+#[derive(Clone, Copy)]
+struct Slot(*mut Header);
+
+impl Slot {
+    fn held(task: RawTask) -> Slot {
+        Slot(task.header_ptr().as_ptr())
+    }
+
+    fn vacant(next: Option<usize>) -> Slot {
+        let link = next.map_or(0, |i| i + 1);
+        Slot(std::ptr::without_provenance_mut((link << 1) | 1))
+    }
+
+    fn task(self) -> Option<RawTask> {
+        (self.0.addr() & 1 == 0).then(|| {
+            // SAFETY: an even word is a header pointer `held` stored.
+            RawTask::from_header(unsafe { NonNull::new_unchecked(self.0) })
+        })
+    }
+
+    /// The next vacant slot, for a vacant slot.
+    fn next_vacant(self) -> Option<usize> {
+        debug_assert!(self.0.addr() & 1 == 1);
+        (self.0.addr() >> 1).checked_sub(1)
+    }
+}
+
 #[derive(Default)]
 struct Slab {
-    slots: Vec<Option<RawTask>>,
+    slots: Vec<Slot>,
     /// Beside `slots` once a task was inserted with its spawn site.
     sites: Vec<Option<SpawnSite>>,
-    free: Vec<usize>,
+    /// The first vacant slot.
+    free: Option<usize>,
     len: usize,
     closed: bool,
 }
+
+// SAFETY: the slab holds task references (RawTask is Send) and plain
+// integers; it is only reached under its mutex.
+unsafe impl Send for Slab {}
 
 pub(crate) struct Registry {
     shards: Box<[Mutex<Slab>]>,
@@ -97,13 +135,14 @@ impl Registry {
             return None;
         }
         task.ref_inc();
-        let slot = match slab.free.pop() {
+        let slot = match slab.free {
             Some(i) => {
-                slab.slots[i] = Some(task);
+                slab.free = slab.slots[i].next_vacant();
+                slab.slots[i] = Slot::held(task);
                 i
             }
             None => {
-                slab.slots.push(Some(task));
+                slab.slots.push(Slot::held(task));
                 slab.slots.len() - 1
             }
         };
@@ -123,7 +162,7 @@ impl Registry {
         for shard in self.shards.iter() {
             let slab = lock(shard);
             let held = slab.slots.iter().zip(&slab.sites);
-            for site in held.filter_map(|(t, s)| t.and(*s)) {
+            for site in held.filter_map(|(t, s)| t.task().and(*s)) {
                 match counts.iter_mut().find(|(s, _)| *s == site) {
                     Some((_, n)) => *n += 1,
                     None => counts.push((site, 1)),
@@ -138,13 +177,15 @@ impl Registry {
     /// owns the slot's reference), `false` when shutdown took it first.
     pub(crate) fn remove(&self, task: RawTask, key: Key) -> bool {
         let mut slab = lock(&self.shards[key.shard as usize]);
-        match slab.slots.get_mut(key.slot()).and_then(Option::take) {
+        let i = key.slot();
+        match slab.slots.get(i).and_then(|s| s.task()) {
             Some(held) => {
                 debug_assert_eq!(held, task, "registry slot held another task");
-                if let Some(site) = slab.sites.get_mut(key.slot()) {
+                slab.slots[i] = Slot::vacant(slab.free);
+                slab.free = Some(i);
+                if let Some(site) = slab.sites.get_mut(i) {
                     *site = None;
                 }
-                slab.free.push(key.slot());
                 slab.len -= 1;
                 true
             }
@@ -159,9 +200,9 @@ impl Registry {
         for shard in self.shards.iter() {
             let mut slab = lock(shard);
             slab.closed = true;
-            out.extend(slab.slots.iter_mut().filter_map(Option::take));
+            out.extend(slab.slots.drain(..).filter_map(Slot::task));
             slab.sites.clear();
-            slab.free.clear();
+            slab.free = None;
             slab.len = 0;
         }
         out
@@ -170,5 +211,83 @@ impl Registry {
     /// Tasks registered now (idle, or running after having gone idle once).
     pub(crate) fn len(&self) -> usize {
         self.shards.iter().map(|s| lock(s).len).sum()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::task::{Notified, Schedule};
+
+    /// Tasks that are never run: their `Notified` is dropped (cancelling them).
+    struct Inert;
+
+    impl Schedule for Inert {
+        fn schedule(&self, task: Notified) {
+            drop(task)
+        }
+        fn yield_now(&self, task: Notified) {
+            drop(task)
+        }
+        fn register(&self, _: RawTask) -> Option<Key> {
+            None
+        }
+        fn unregister(&self, _: RawTask, _: Key) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn vacant_slots_are_reused_and_close_hands_back_what_is_held() {
+        let r = Registry::new(1);
+        let tasks: Vec<_> = (0..4).map(|_| RawTask::allocate(async {}, Inert)).collect();
+        let raw = |i: usize| tasks[i].1;
+        let keys: Vec<Key> = (0..3).map(|i| r.insert(raw(i), 0, None).unwrap()).collect();
+        assert_eq!(r.len(), 3);
+        // Vacate the middle then the first slot: the last vacated is reused first.
+        assert!(r.remove(raw(1), keys[1]));
+        raw(1).drop_ref(); // the slot's reference, now ours
+        assert!(r.remove(raw(0), keys[0]));
+        raw(0).drop_ref();
+        assert_eq!(r.len(), 1);
+        let k3 = r.insert(raw(3), 0, None).unwrap();
+        assert_eq!(k3.slot(), keys[0].slot());
+        let k1 = r.insert(raw(1), 0, None).unwrap();
+        assert_eq!(k1.slot(), keys[1].slot());
+        assert_eq!(r.len(), 3);
+        // Close: every held task comes back with its reference; later
+        // removes find their slot gone and inserts are refused.
+        let mut held = r.close();
+        held.sort_by_key(|t| t.header_ptr());
+        let mut want = vec![raw(1), raw(2), raw(3)];
+        want.sort_by_key(|t| t.header_ptr());
+        assert_eq!(held, want);
+        held.into_iter().for_each(RawTask::drop_ref);
+        assert!(!r.remove(raw(2), keys[2]));
+        assert!(r.insert(raw(0), 0, None).is_none());
+        assert_eq!(r.len(), 0);
+        for (notified, raw) in tasks {
+            drop(notified); // cancels the task
+            raw.drop_join_handle();
+        }
+    }
+
+    #[test]
+    fn spawn_sites_count_the_held_tasks_most_first() {
+        let r = Registry::new(2);
+        let (a, b) = (Location::caller(), Location::caller());
+        let tasks: Vec<_> = (0..3).map(|_| RawTask::allocate(async {}, Inert)).collect();
+        let k0 = r.insert(tasks[0].1, 0, Some(a)).unwrap();
+        r.insert(tasks[1].1, 1, Some(b)).unwrap();
+        r.insert(tasks[2].1, 0, Some(b)).unwrap();
+        assert_eq!(r.spawn_sites(), vec![(b, 2), (a, 1)]);
+        assert!(r.remove(tasks[0].1, k0));
+        tasks[0].1.drop_ref();
+        assert_eq!(r.spawn_sites(), vec![(b, 2)]);
+        r.close().into_iter().for_each(RawTask::drop_ref);
+        for (notified, raw) in tasks {
+            drop(notified);
+            raw.drop_join_handle();
+        }
     }
 }
