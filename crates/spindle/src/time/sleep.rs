@@ -34,8 +34,11 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 pub struct Sleep {
     /// `None`: never (the deadline overflowed).
     deadline: Option<Instant>,
+    /// The timer, from the first `Pending` poll until it fired or the sleep
+    /// was reset or dropped. (No "done" flag: a poll after the deadline
+    /// finds it passed on the clock; 32 bytes, so that a task sleeping in
+    /// it fits a 112-byte cell.)
     armed: Option<(Arc<Driver>, Slot)>,
-    done: bool,
 }
 
 impl Sleep {
@@ -43,8 +46,11 @@ impl Sleep {
         Sleep {
             deadline,
             armed: None,
-            done: false,
         }
+    }
+
+    fn elapsed_at(&self, now: Instant) -> bool {
+        self.deadline.is_some_and(|d| d <= now)
     }
 
     /// When this sleep completes (`None`: never).
@@ -52,16 +58,15 @@ impl Sleep {
         self.deadline
     }
 
-    /// Whether the deadline has been reached (as seen by the last poll).
+    /// Whether the deadline has been reached (reads the clock).
     pub fn is_elapsed(&self) -> bool {
-        self.done
+        self.elapsed_at(Instant::now())
     }
 
     /// Moves the deadline (earlier or later), re-arming on the next poll.
     pub fn reset(&mut self, deadline: Instant) {
         self.disarm();
         self.deadline = Some(deadline);
-        self.done = false;
     }
 
     fn disarm(&mut self) {
@@ -76,16 +81,15 @@ impl Future for Sleep {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        if this.done {
-            return Poll::Ready(());
-        }
         if let Some((driver, slot)) = &this.armed {
             if !driver.timers.poll(*slot, cx.waker()) {
                 return Poll::Pending;
             }
             this.disarm();
-            this.done = true;
             return Poll::Ready(());
+        }
+        if this.elapsed_at(Instant::now()) {
+            return Poll::Ready(()); // also every poll after completion
         }
         let (driver, shard) = crate::sched::current_driver().unwrap_or_else(|| {
             panic!(
@@ -96,15 +100,8 @@ impl Future for Sleep {
         let Some(deadline) = this.deadline else {
             return Poll::Pending; // never: no timer needed, nothing will wake it
         };
-        if deadline <= Instant::now() {
-            this.done = true;
-            return Poll::Ready(());
-        }
         match driver.timers.arm(shard, deadline, cx.waker()) {
-            Armed::Due => {
-                this.done = true;
-                Poll::Ready(())
-            }
+            Armed::Due => Poll::Ready(()),
             Armed::Filed { slot, notify } => {
                 if notify {
                     driver.notify();
@@ -128,7 +125,15 @@ impl std::fmt::Debug for Sleep {
         f.debug_struct("Sleep")
             .field("deadline", &self.deadline)
             .field("armed", &self.armed.is_some())
-            .field("done", &self.done)
             .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    #[test]
+    fn a_sleep_is_four_words() {
+        // A task sleeping in it (with a u64 beside) fits a 112-byte cell.
+        assert_eq!(std::mem::size_of::<super::Sleep>(), 32);
     }
 }
