@@ -82,25 +82,19 @@ impl Gate {
         Self::default()
     }
     pub fn open(&self) {
-        let wakers = {
-            let mut g = self.0.lock().unwrap();
-            g.0 = true;
-            std::mem::take(&mut g.1)
-        };
-        for w in wakers {
-            w.wake();
-        }
+        self.open_with(Waker::wake)
     }
     /// `open`, waking through `spindle::task::wake_queued`.
     pub fn open_queued(&self) {
+        self.open_with(spindle::task::wake_queued)
+    }
+    fn open_with(&self, wake: impl Fn(Waker)) {
         let wakers = {
             let mut g = self.0.lock().unwrap();
             g.0 = true;
             std::mem::take(&mut g.1)
         };
-        for w in wakers {
-            spindle::task::wake_queued(w);
-        }
+        wakers.into_iter().for_each(wake);
     }
     /// Whether a task waits at the gate (it polled `wait` once).
     pub fn has_waiters(&self) -> bool {
