@@ -666,3 +666,48 @@ fn spawn_tracking_registers_tasks_at_spawn_and_lets_go_when_they_finish() {
     assert_eq!(rt.metrics().registered_tasks, 0);
     drop(gate);
 }
+
+#[test]
+fn a_ping_pong_pair_does_not_starve_a_task_queued_behind_it() {
+    // One worker: the pair wakes each other through the LIFO slot forever;
+    // only the cap on consecutive LIFO polls lets the third task run and
+    // stop them. Without it this never finishes (the thread below reports).
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = spindle::Builder::new_multi_thread()
+            .workers(1)
+            .handoff_after(None)
+            .build()
+            .unwrap();
+        let rounds = rt.block_on(async {
+            let stop = Arc::new(AtomicBool::new(false));
+            let (to_b, from_a) = spindle::chan::rendezvous::<u64>();
+            let (to_a, from_b) = spindle::chan::rendezvous::<u64>();
+            let s = stop.clone();
+            let a = spindle::spawn(async move {
+                let mut rounds = 0u64;
+                while !s.load(SeqCst) {
+                    to_b.send(rounds).await.unwrap();
+                    rounds = from_b.recv().await.unwrap() + 1;
+                }
+                rounds
+            });
+            let b = spindle::spawn(async move {
+                while let Ok(v) = from_a.recv().await {
+                    if to_a.send(v).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            drop(spindle::spawn(async move { stop.store(true, SeqCst) }));
+            let rounds = a.await.unwrap();
+            b.await.unwrap();
+            rounds
+        });
+        let _ = done_tx.send(rounds);
+    });
+    let rounds = done_rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the task behind the ping-pong pair never ran");
+    assert!(rounds >= 1);
+}
