@@ -101,13 +101,13 @@ pub(crate) fn run(shared: Arc<Shared>) {
         }
         // Served by somebody else since the last round: nothing to do (a
         // zero-timeout epoll_wait every round is measurable under I/O load).
-        let served = std::mem::replace(&mut turns, shared.driver.turns()) != turns;
-        if !served && shared.driver.has_work() {
+        if shared.driver.turns() == turns && shared.driver.has_work() {
             if let Some(driver) = shared.driver.try_lock() {
                 driver.poll_now();
                 driver.dispatch();
             }
         }
+        turns = shared.driver.turns(); // our own turn included
         stall.check(&shared, now);
         round = if lingering {
             busy_round
