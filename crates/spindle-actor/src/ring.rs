@@ -413,9 +413,9 @@ impl<T> Consumer<T> {
         if std::mem::needs_drop::<T>() {
             for i in 0..n as u64 {
                 self.ring.slot(self.head + i).with_mut(|p| {
-                    // SAFETY: position head+i is ready (below the cached tail,
-                    // Acquire-loaded) and owned by the consumer; dropped once,
-                    // head moves past it below.
+                    // Position head+i is owned by the consumer and dropped
+                    // once: head moves past it below.
+                    // SAFETY: it is ready (below the Acquire-loaded tail).
                     unsafe { (*p).assume_init_drop() }
                 });
             }
@@ -449,9 +449,8 @@ impl<T> Consumer<T> {
             return None;
         }
         Some(self.ring.slot(self.head).with(|p| {
-            // SAFETY: position head is ready (Acquire on tail) and stays
-            // initialised and unwritten while the consumer is borrowed (only
-            // the consumer releases it).
+            // Only the consumer releases position head, and it is borrowed.
+            // SAFETY: ready (Acquire on tail), initialised and unwritten meanwhile.
             unsafe { (*p).assume_init_ref() }
         }))
     }

@@ -32,15 +32,25 @@ fn slow_polls_are_counted_with_the_worst_recorded() {
     assert!(rt.dump().contains("slow polls"), "{}", rt.dump());
 }
 
-#[test]
-fn a_deliberate_deadlock_is_reported() {
+/// A 2-worker runtime whose stall reports arrive on the returned channel.
+fn reporting_stalls(
+    after_ms: u64,
+    track_spawns: bool,
+) -> (spindle::Runtime, mpsc::Receiver<spindle::StallReport>) {
     let (tx, rx) = mpsc::channel();
     let rt = spindle::Builder::new_multi_thread()
         .workers(2)
-        .stall_detection(Some(Duration::from_millis(100)))
+        .track_spawns(track_spawns)
+        .stall_detection(Some(Duration::from_millis(after_ms)))
         .on_stall(move |r| drop(tx.send(r.clone())))
         .build()
         .unwrap();
+    (rt, rx)
+}
+
+#[test]
+fn a_deliberate_deadlock_is_reported() {
+    let (rt, rx) = reporting_stalls(100, false);
     // Two tasks, each waiting for a message only the other would send.
     let (a_tx, a_rx) = spindle::chan::oneshot::<()>();
     let (b_tx, b_rx) = spindle::chan::oneshot::<()>();
@@ -67,14 +77,7 @@ fn a_deliberate_deadlock_is_reported() {
 
 #[test]
 fn with_spawn_tracking_the_deadlock_report_says_where_each_task_was_spawned() {
-    let (tx, rx) = mpsc::channel();
-    let rt = spindle::Builder::new_multi_thread()
-        .workers(2)
-        .track_spawns(true)
-        .stall_detection(Some(Duration::from_millis(100)))
-        .on_stall(move |r| drop(tx.send(r.clone())))
-        .build()
-        .unwrap();
+    let (rt, rx) = reporting_stalls(100, true);
     let (a_tx, a_rx) = spindle::chan::oneshot::<()>();
     let (b_tx, b_rx) = spindle::chan::oneshot::<()>();
     // Three tasks from one line (a helper spawning through `spindle::spawn`
@@ -121,13 +124,7 @@ async fn never() {
 
 #[test]
 fn tasks_waiting_on_a_timer_or_blocking_job_are_not_a_stall() {
-    let (tx, rx) = mpsc::channel();
-    let rt = spindle::Builder::new_multi_thread()
-        .workers(2)
-        .stall_detection(Some(Duration::from_millis(50)))
-        .on_stall(move |r| drop(tx.send(r.clone())))
-        .build()
-        .unwrap();
+    let (rt, rx) = reporting_stalls(50, false);
     drop(rt.spawn(time::sleep(Duration::from_secs(30))));
     drop(rt.spawn(async {
         spindle::spawn_blocking(|| std::thread::sleep(Duration::from_millis(400)))

@@ -15,6 +15,24 @@
 //! - Tasks waiting on a socket are woken on the worker that drives the
 //!   reactor (the one parked on it, or a busy one every few dozen polls).
 
+/// `AsRawFd` and `AsFd` for a socket type through its `inner` std socket.
+macro_rules! fd_of_inner {
+    ($t:ty) => {
+        impl std::os::fd::AsRawFd for $t {
+            fn as_raw_fd(&self) -> std::os::fd::RawFd {
+                std::os::fd::AsRawFd::as_raw_fd(&self.inner)
+            }
+        }
+
+        impl std::os::fd::AsFd for $t {
+            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+                std::os::fd::AsFd::as_fd(&self.inner)
+            }
+        }
+    };
+}
+use fd_of_inner;
+
 mod addr;
 mod tcp;
 mod udp;

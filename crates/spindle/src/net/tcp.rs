@@ -7,7 +7,7 @@ use std::fmt;
 use std::future::poll_fn;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -110,17 +110,7 @@ impl fmt::Debug for TcpListener {
     }
 }
 
-impl AsRawFd for TcpListener {
-    fn as_raw_fd(&self) -> RawFd {
-        self.inner.as_raw_fd()
-    }
-}
-
-impl AsFd for TcpListener {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.inner.as_fd()
-    }
-}
+super::fd_of_inner!(TcpListener);
 
 /// A TCP connection.
 ///
@@ -312,17 +302,7 @@ impl fmt::Debug for TcpStream {
     }
 }
 
-impl AsRawFd for TcpStream {
-    fn as_raw_fd(&self) -> RawFd {
-        self.inner.as_raw_fd()
-    }
-}
-
-impl AsFd for TcpStream {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.inner.as_fd()
-    }
-}
+super::fd_of_inner!(TcpStream);
 
 /// The reading half of a [`TcpStream`], borrowed ([`TcpStream::split`]).
 #[derive(Debug)]

@@ -61,9 +61,8 @@ impl Lent {
     /// Takes the core out, if it is there.
     pub(crate) fn take(&self) -> Option<Box<Core>> {
         let p = self.core.swap(ptr::null_mut(), AcqRel);
-        // SAFETY: a non-null pointer here came from `Box::into_raw` in
-        // `lend`, and the swap made this caller its only owner (AcqRel: the
-        // lender's writes to the core happen before our use of it).
+        // AcqRel: the lender's writes to the core happen before our use of it.
+        // SAFETY: non-null came from `Box::into_raw` in `lend`; the swap made us its only owner.
         (!p.is_null()).then(|| unsafe { Box::from_raw(p) })
     }
 

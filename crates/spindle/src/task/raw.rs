@@ -503,6 +503,8 @@ where
     h.cell().scheduler.schedule(Notified(h.raw()));
 }
 
+// SAFETY (contract): `ptr` is a live task of this `(F, S)`, and the caller
+// hands over the reference that becomes its `Notified` (as for `schedule`).
 unsafe fn schedule_queued<F, S>(ptr: NonNull<Header>)
 where
     F: Future,

@@ -58,9 +58,9 @@ impl<F: Future> Future for Timeout<F> {
     type Output = Result<F::Output, Elapsed>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `future` is structurally pinned: it is never moved out of
-        // its `Option` (only dropped in place by `Pin::set`), and `Timeout`
-        // has no `Drop` impl; `sleep` is `Unpin` and not pinned.
+        // `Timeout` has no `Drop` impl; `sleep` is `Unpin` and not pinned.
+        // SAFETY: `future` is structurally pinned: never moved out of its
+        // `Option`, only dropped in place by `Pin::set`.
         let (mut future, sleep) = unsafe {
             let this = self.get_unchecked_mut();
             (Pin::new_unchecked(&mut this.future), &mut this.sleep)
