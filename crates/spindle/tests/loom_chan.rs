@@ -119,6 +119,47 @@ fn array_two_senders() {
     });
 }
 
+/// Two receivers park while two sends land. The race this found (on every
+/// flavor, with the fence protocol as with the flag): a receiver registered,
+/// took a message in its own re-check, and was then handed the wake-up meant
+/// for the other receiver (re-registered behind it), which slept beside the
+/// second message. A wake-up not needed is now passed on while messages
+/// remain. Modelled on the unbounded flavor, whose locks never spin: on the
+/// bounded ring two receivers spinning on one preempted sender's claim make
+/// loom's scheduler run without bound; the wait-list logic is the same.
+#[test]
+fn two_parked_receivers_pass_unneeded_wakeups_on() {
+    model(|| {
+        let (tx, rx) = chan::unbounded::<u32>();
+        let rx2 = rx.clone();
+        let a = thread::spawn(move || rx.recv_blocking().unwrap());
+        let b = thread::spawn(move || rx2.recv_blocking().unwrap());
+        tx.try_send(1).unwrap();
+        tx.try_send(2).unwrap();
+        assert_eq!(a.join().unwrap() + b.join().unwrap(), 3);
+    });
+}
+
+/// Both sides park over and over on a one-slot ring: each wait raises the
+/// `WAITING` flag of the word the other side moves, each emptied wait list
+/// lowers it, and the next wait raises it again. Three messages, in order.
+#[test]
+fn array_flags_raised_and_lowered_in_turn() {
+    model(|| {
+        let (tx, rx) = chan::bounded::<u32>(1);
+        let t = thread::spawn(move || {
+            for v in 1..=3 {
+                tx.send_blocking(v).unwrap();
+            }
+        });
+        for v in 1..=3 {
+            assert_eq!(rx.recv_blocking(), Ok(v));
+        }
+        t.join().unwrap();
+        assert_eq!(rx.recv_blocking(), Err(RecvError));
+    });
+}
+
 // ---------------------------------------------------------- unbounded
 
 /// Receive vs send across a block boundary (blocks of 2 under loom).

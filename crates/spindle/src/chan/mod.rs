@@ -61,7 +61,7 @@ use std::time::{Duration, Instant};
 use crate::loom::{Arc, AtomicBool, AtomicUsize, Ordering};
 use backoff::Backoff;
 use flavors::{array, list, zero};
-use waiters::WaitList;
+use waiters::{Signal, WaitList};
 
 pub use error::{
     RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
@@ -190,14 +190,14 @@ impl<T> Chan<T> {
     fn try_send(&self, v: T) -> Result<(), TrySendError<T>> {
         match &self.flavor {
             Flavor::Array(a) => {
-                let r = match self.policy {
-                    Policy::Block => a.try_push(v),
+                let receivers_parked = match self.policy {
+                    Policy::Block => a.try_push(v)?,
                     Policy::DropNewest => match a.try_push(v) {
                         Err(TrySendError::Full(v)) => {
                             drop(v);
                             return Ok(());
                         }
-                        r => r,
+                        r => r?,
                     },
                     Policy::DropOldest => {
                         let mut v = v;
@@ -206,28 +206,28 @@ impl<T> Chan<T> {
                                 Err(TrySendError::Full(back)) => {
                                     v = back;
                                     // Make room; the dropped message counts as
-                                    // received by nobody. Its slot is ours to
-                                    // retry for, so no sender is woken.
+                                    // received by nobody. (No sender parks on
+                                    // a drop-oldest channel, so none is woken.)
                                     drop(a.try_pop());
                                 }
-                                r => break r,
+                                r => break r?,
                             }
                         }
                     }
                 };
-                if r.is_ok() {
-                    self.recv_waiters.notify_one();
+                if receivers_parked {
+                    self.recv_waiters.notify_one(a.recv_signal());
                 }
-                r
+                Ok(())
             }
             Flavor::List(l) => {
                 l.try_push(v)?;
-                self.recv_waiters.notify_one();
+                self.recv_waiters.notify_one(Signal::Fence);
                 Ok(())
             }
             Flavor::Zero(z) => match z.try_offer(v, self.recv_waiters.waiting()) {
                 Ok(()) => {
-                    self.recv_waiters.notify_one();
+                    self.recv_waiters.notify_one(Signal::Fence);
                     Ok(())
                 }
                 Err((v, true)) => Err(TrySendError::Closed(v)),
@@ -239,8 +239,10 @@ impl<T> Chan<T> {
     fn try_recv(&self) -> Result<T, TryRecvError> {
         match &self.flavor {
             Flavor::Array(a) => {
-                let v = a.try_pop()?;
-                self.send_waiters.notify_one();
+                let (v, senders_parked) = a.try_pop()?;
+                if senders_parked {
+                    self.send_waiters.notify_one(a.send_signal());
+                }
                 Ok(v)
             }
             Flavor::List(l) => l.try_pop(),
@@ -251,8 +253,10 @@ impl<T> Chan<T> {
     fn try_recv_batch(&self, out: &mut Vec<T>, max: usize) -> Result<usize, TryRecvError> {
         match &self.flavor {
             Flavor::Array(a) => {
-                let n = a.pop_batch(out, max)?;
-                self.send_waiters.notify_many(n);
+                let (n, senders_parked) = a.pop_batch(out, max)?;
+                if senders_parked {
+                    self.send_waiters.notify_many(n, a.send_signal());
+                }
                 Ok(n)
             }
             Flavor::List(l) => l.pop_batch(out, max),
@@ -283,10 +287,51 @@ impl<T> Chan<T> {
             Flavor::Zero(z) => z.close(),
         };
         if did {
-            self.send_waiters.notify_all();
-            self.recv_waiters.notify_all();
+            self.send_waiters.notify_all(self.send_signal());
+            self.recv_waiters.notify_all(self.recv_signal());
         }
         did
+    }
+
+    /// Ends a receive that is done (a value, or closed). A wake-up it got
+    /// but did not need — it took an earlier message in its own re-check
+    /// after registering — is passed on while messages remain: otherwise a
+    /// receiver could stay parked beside a buffered message (the race that
+    /// `loom_chan::array_two_parked_receivers` found).
+    #[inline]
+    fn recv_done(&self, key: &mut Option<usize>) {
+        if key.is_some() && self.recv_waiters.complete(key, self.recv_signal()) && self.len() > 0 {
+            self.recv_waiters.pass_on(self.recv_signal());
+        }
+    }
+
+    /// [`Chan::recv_done`] for a send: a wake-up for room it did not need is
+    /// passed on while room remains.
+    #[inline]
+    fn send_done(&self, key: &mut Option<usize>) {
+        if key.is_some()
+            && self.send_waiters.complete(key, self.send_signal())
+            && self.capacity().is_some_and(|cap| self.len() < cap)
+        {
+            self.send_waiters.pass_on(self.send_signal());
+        }
+    }
+
+    /// How senders learn of parked receivers (see `waiters.rs`).
+    fn recv_signal(&self) -> Signal<'_> {
+        match &self.flavor {
+            Flavor::Array(a) => a.recv_signal(),
+            Flavor::List(_) | Flavor::Zero(_) => Signal::Fence,
+        }
+    }
+
+    /// How receivers learn of parked senders (array only: nobody else parks
+    /// in `send_waiters`).
+    fn send_signal(&self) -> Signal<'_> {
+        match &self.flavor {
+            Flavor::Array(a) => a.send_signal(),
+            Flavor::List(_) | Flavor::Zero(_) => Signal::Fence,
+        }
     }
 
     fn is_closed(&self) -> bool {
@@ -319,37 +364,29 @@ impl<T> Chan<T> {
         key: &mut Option<usize>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<T, RecvError>> {
-        let mut backoff = Backoff::for_poll();
+        let mut backoff: Option<Backoff> = None;
+        let mut registered = false;
         loop {
-            match self.try_recv() {
-                Ok(v) => {
-                    self.recv_waiters.complete(key);
-                    return Poll::Ready(Ok(v));
+            let got = match self.try_recv() {
+                Ok(v) => Ok(v),
+                Err(TryRecvError::Closed) => Err(RecvError),
+                Err(TryRecvError::Empty) if registered => return Poll::Pending,
+                Err(TryRecvError::Empty) => {
+                    let b = backoff.get_or_insert_with(Backoff::for_poll);
+                    if b.is_done() {
+                        // Register, then re-check: from here on a send either
+                        // shows in the re-check or wakes us (`waiters.rs`).
+                        self.recv_waiters
+                            .register(key, cx.waker(), self.recv_signal());
+                        registered = true;
+                    } else {
+                        b.snooze();
+                    }
+                    continue;
                 }
-                Err(TryRecvError::Closed) => {
-                    self.recv_waiters.complete(key);
-                    return Poll::Ready(Err(RecvError));
-                }
-                Err(TryRecvError::Empty) => {}
-            }
-            if backoff.is_done() {
-                break;
-            }
-            backoff.snooze();
-        }
-        // Register, then re-check: `register` ends with the SeqCst fence
-        // that pairs with the one in the sender's `notify_one`.
-        self.recv_waiters.register(key, cx.waker());
-        match self.try_recv() {
-            Ok(v) => {
-                self.recv_waiters.complete(key);
-                Poll::Ready(Ok(v))
-            }
-            Err(TryRecvError::Closed) => {
-                self.recv_waiters.complete(key);
-                Poll::Ready(Err(RecvError))
-            }
-            Err(TryRecvError::Empty) => Poll::Pending,
+            };
+            self.recv_done(key);
+            return Poll::Ready(got);
         }
     }
 
@@ -366,15 +403,16 @@ impl<T> Chan<T> {
         for round in 0..2 {
             match self.try_recv_batch(out, max) {
                 Ok(n) => {
-                    self.recv_waiters.complete(key);
+                    self.recv_done(key);
                     return Poll::Ready(Ok(n));
                 }
                 Err(TryRecvError::Closed) => {
-                    self.recv_waiters.complete(key);
+                    self.recv_done(key);
                     return Poll::Ready(Err(RecvError));
                 }
                 Err(TryRecvError::Empty) if round == 0 => {
-                    self.recv_waiters.register(key, cx.waker());
+                    self.recv_waiters
+                        .register(key, cx.waker(), self.recv_signal());
                 }
                 Err(TryRecvError::Empty) => {}
             }
@@ -397,7 +435,7 @@ impl<T> Chan<T> {
                     match z.offer(v, cx.waker()) {
                         Ok(k) => {
                             *key = Some(k);
-                            self.recv_waiters.notify_one();
+                            self.recv_waiters.notify_one(Signal::Fence);
                             Poll::Pending
                         }
                         Err(v) => Poll::Ready(Err(SendError(v))),
@@ -416,17 +454,17 @@ impl<T> Chan<T> {
                 },
             };
         }
-        let mut backoff = Backoff::for_poll();
+        let mut backoff: Option<Backoff> = None;
         let mut registered = false;
         loop {
             let v = value.take().expect("send polled after completion");
             match self.try_send(v) {
                 Ok(()) => {
-                    self.send_waiters.complete(key);
+                    self.send_done(key);
                     return Poll::Ready(Ok(()));
                 }
                 Err(TrySendError::Closed(v)) => {
-                    self.send_waiters.complete(key);
+                    self.send_done(key);
                     return Poll::Ready(Err(SendError(v)));
                 }
                 Err(TrySendError::Full(v)) => *value = Some(v),
@@ -434,13 +472,15 @@ impl<T> Chan<T> {
             if registered {
                 return Poll::Pending;
             }
-            if backoff.is_done() {
-                // Register, then re-check (fence in `register`, pairs with
-                // the receiver's `notify_one`).
-                self.send_waiters.register(key, cx.waker());
+            let b = backoff.get_or_insert_with(Backoff::for_poll);
+            if b.is_done() {
+                // Register, then re-check: from here on a receive either
+                // shows in the re-check or wakes us (`waiters.rs`).
+                self.send_waiters
+                    .register(key, cx.waker(), self.send_signal());
                 registered = true;
             } else {
-                backoff.snooze();
+                b.snooze();
             }
         }
     }
@@ -453,7 +493,7 @@ impl<T> Chan<T> {
                 None => value.take(),
             },
             _ => {
-                self.send_waiters.cancel(key);
+                self.send_waiters.cancel(key, self.send_signal());
                 value.take()
             }
         }
@@ -486,76 +526,86 @@ impl<T> Chan<T> {
                 }
             }
             if items.is_empty() {
-                self.send_waiters.complete(key);
+                self.send_done(key);
                 return Poll::Ready(Ok(()));
             }
-            let pushed = match &self.flavor {
-                Flavor::List(l) => match l.push_all(items) {
-                    Ok(n) => n,
-                    Err(()) => usize::MAX,
-                },
+            // How many were placed, and whether parked receivers need waking;
+            // `Err`: closed.
+            let placed: Result<(usize, bool), ()> = match &self.flavor {
+                Flavor::List(l) => l.push_all(items).map(|n| (n, n > 0)),
                 Flavor::Array(_) if self.policy != Policy::Block => {
-                    // Drop policies never leave an item waiting.
-                    let mut n = 0;
+                    // Drop policies never leave an item waiting; `try_send`
+                    // notifies per item.
+                    let mut r = Ok((0, false));
                     while let Some(v) = items.pop_front() {
-                        match self.try_send(v) {
-                            Ok(()) => n += 1,
-                            Err(e) => {
-                                items.push_front(e.into_inner());
-                                n = usize::MAX;
-                                break;
-                            }
+                        if let Err(e) = self.try_send(v) {
+                            items.push_front(e.into_inner());
+                            r = Err(());
+                            break;
                         }
                     }
-                    if n != usize::MAX {
-                        // `try_send` already notified per item.
-                        n = 0;
-                    }
-                    n
+                    r
                 }
                 Flavor::Array(a) => {
-                    let mut n = 0;
+                    let (mut n, mut receivers_parked) = (0, false);
+                    let mut closed = false;
                     loop {
                         match a.push_run(items) {
-                            Err(()) => {
-                                n = usize::MAX;
-                                break;
-                            }
-                            Ok(0) => {
+                            Err(()) => closed = true,
+                            Ok((0, _)) => {
                                 // Full, or a slot mid-read: one precise try.
                                 let Some(v) = items.pop_front() else { break };
                                 match a.try_push(v) {
-                                    Ok(()) => n += 1,
+                                    Ok(parked) => {
+                                        n += 1;
+                                        receivers_parked |= parked;
+                                    }
                                     Err(TrySendError::Full(v)) => {
                                         items.push_front(v);
                                         break;
                                     }
                                     Err(TrySendError::Closed(v)) => {
                                         items.push_front(v);
-                                        n = usize::MAX;
-                                        break;
+                                        closed = true;
                                     }
                                 }
                             }
-                            Ok(k) => n += k,
+                            Ok((k, parked)) => {
+                                n += k;
+                                receivers_parked |= parked;
+                            }
                         }
-                        if items.is_empty() {
+                        if closed || items.is_empty() {
                             break;
                         }
                     }
-                    n
+                    if receivers_parked {
+                        // Even when closed: the run placed before the close
+                        // is receivable.
+                        self.recv_waiters.notify_many(n, a.recv_signal());
+                    }
+                    if closed {
+                        Err(())
+                    } else {
+                        Ok((n, false))
+                    }
                 }
                 Flavor::Zero(_) => unreachable!(),
             };
-            if pushed == usize::MAX {
-                self.send_waiters.complete(key);
-                return Poll::Ready(Err(SendError(std::mem::take(items).into())));
-            }
-            if pushed > 0 {
-                self.recv_waiters.notify_many(pushed);
-            }
+            let pushed = match placed {
+                Err(()) => {
+                    self.send_done(key);
+                    return Poll::Ready(Err(SendError(std::mem::take(items).into())));
+                }
+                Ok((n, wake)) => {
+                    if wake {
+                        self.recv_waiters.notify_many(n, self.recv_signal());
+                    }
+                    n
+                }
+            };
             if items.is_empty() {
-                self.send_waiters.complete(key);
+                self.send_done(key);
                 return Poll::Ready(Ok(()));
             }
             if pushed == 0 {
@@ -563,7 +613,8 @@ impl<T> Chan<T> {
                     return Poll::Pending;
                 }
                 // Register, then re-check on the next round.
-                self.send_waiters.register(key, cx.waker());
+                self.send_waiters
+                    .register(key, cx.waker(), self.send_signal());
                 *registered = true;
             }
         }
@@ -954,7 +1005,9 @@ impl<T> Clone for Receiver<T> {
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
-        self.chan.recv_waiters.cancel(&mut self.stream_key);
+        self.chan
+            .recv_waiters
+            .cancel(&mut self.stream_key, self.chan.recv_signal());
         // AcqRel: pairs with the other receivers' decrements.
         if self.chan.receivers.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.chan.close();
@@ -997,7 +1050,9 @@ impl<T> Future for Recv<'_, T> {
 
 impl<T> Drop for Recv<'_, T> {
     fn drop(&mut self) {
-        self.chan.recv_waiters.cancel(&mut self.key);
+        self.chan
+            .recv_waiters
+            .cancel(&mut self.key, self.chan.recv_signal());
     }
 }
 
@@ -1021,7 +1076,9 @@ impl<T> Future for RecvBatch<'_, T> {
 
 impl<T> Drop for RecvBatch<'_, T> {
     fn drop(&mut self) {
-        self.chan.recv_waiters.cancel(&mut self.key);
+        self.chan
+            .recv_waiters
+            .cancel(&mut self.key, self.chan.recv_signal());
     }
 }
 

@@ -15,13 +15,22 @@
 //!   [`WaitList::complete`] or [`WaitList::cancel`].
 //!
 //! # The no-lost-wake-up protocol (proof sketch in `docs/chan.md`)
-//! Waiter: `register` (store to `waiting` under the lock), then
-//! `fence(SeqCst)`, then re-check the channel state. Notifier: update the
-//! channel state (the slot stamp, the queue), then [`WaitList::notify_one`],
-//! which starts with `fence(SeqCst)` and then loads `waiting`. The two SeqCst
-//! fences order the two store→load pairs (Dekker), so either the waiter's
-//! re-check sees the new state or the notifier sees `waiting > 0`, takes the
-//! lock and wakes someone.
+//! Every method takes the [`Signal`] through which notifiers learn that
+//! someone waits:
+//! - [`Signal::Fence`]: waiter: `register` (store to `waiting` under the
+//!   lock), then `fence(SeqCst)`, then re-check the channel state. Notifier:
+//!   update the channel state (the slot stamp, the queue), then
+//!   [`WaitList::notify_one`], which starts with `fence(SeqCst)` and then loads
+//!   `waiting`. The two SeqCst fences order the two store→load pairs
+//!   (Dekker), so either the waiter's re-check sees the new state or the
+//!   notifier sees `waiting > 0`, takes the lock and wakes someone.
+//! - [`Signal::Flag`]: a bit in the very word the notifier's claim moves (the
+//!   bounded ring's head or tail). `register` raises it under the lock after
+//!   linking the waiter; the notifier's claim (an RMW of that word) returns
+//!   it, and only then does the notifier call `notify_one`, which skips the
+//!   fence. The list lowers the bit, under the lock, whenever it becomes
+//!   empty; so while any waiter is linked the bit is up. Coherence of the
+//!   one word replaces the fences (see `flavors/array.rs`).
 //!
 //! A waiter that was notified but is dropped before it could use the
 //! notification (a losing `select!` arm, a timed-out blocking call) passes the
@@ -33,7 +42,33 @@
 
 use std::task::Waker;
 
-use crate::loom::{fence, lock, AtomicUsize, Mutex, Ordering};
+use crate::loom::{fence, lock, AtomicU64, AtomicUsize, Mutex, Ordering};
+
+/// How notifiers learn that a waiter may be parked; see the module docs.
+#[derive(Clone, Copy)]
+pub(crate) enum Signal<'a> {
+    /// The `waiting` count, read by notifiers after a SeqCst fence.
+    Fence,
+    /// A bit of a word that every notifier moves with an RMW that returns it.
+    Flag(&'a AtomicU64, u64),
+}
+
+impl Signal<'_> {
+    fn raise(self) {
+        if let Signal::Flag(word, bit) = self {
+            // Relaxed: only the word's modification order matters (a claim
+            // after this RMW sees the bit); the waiter's links are published
+            // to the notifier by the lock it takes before unlinking them.
+            word.fetch_or(bit, Ordering::Relaxed);
+        }
+    }
+
+    fn lower(self) {
+        if let Signal::Flag(word, bit) = self {
+            word.fetch_and(!bit, Ordering::Relaxed);
+        }
+    }
+}
 
 const NIL: usize = usize::MAX;
 
@@ -142,9 +177,10 @@ impl WaitList {
 
     /// Parks `waker` under `key` (allocating a key when `None`), or refreshes
     /// the waker of an entry still waiting. The caller must re-check the
-    /// channel after this returns: the trailing SeqCst fence pairs with the
-    /// one at the start of [`WaitList::notify_one`].
-    pub(crate) fn register(&self, key: &mut Option<usize>, waker: &Waker) {
+    /// channel after this returns: with [`Signal::Fence`] the trailing SeqCst
+    /// fence pairs with the one at the start of [`WaitList::notify_one`]; with
+    /// [`Signal::Flag`] the flag is up before this returns.
+    pub(crate) fn register(&self, key: &mut Option<usize>, waker: &Waker, signal: Signal<'_>) {
         {
             let mut s = lock(&self.inner);
             let k = match *key {
@@ -168,24 +204,37 @@ impl WaitList {
                     s.link_back(k);
                     let n = self.waiting.load(Ordering::Relaxed);
                     self.waiting.store(n + 1, Ordering::Relaxed);
+                    signal.raise();
                 }
             }
         }
-        // Pairs with the fence in `notify_one`: orders our store to `waiting`
-        // before the caller's re-check of the channel state.
-        fence(Ordering::SeqCst);
+        if let Signal::Fence = signal {
+            // Pairs with the fence in `notify_one`: orders our store to
+            // `waiting` before the caller's re-check of the channel state.
+            fence(Ordering::SeqCst);
+        }
     }
 
     /// Releases `key` after the operation completed. Returns whether the
     /// waiter had been notified.
-    pub(crate) fn complete(&self, key: &mut Option<usize>) -> bool {
-        let Some(k) = key.take() else { return false };
+    #[inline]
+    pub(crate) fn complete(&self, key: &mut Option<usize>, signal: Signal<'_>) -> bool {
+        match key.take() {
+            None => false,
+            Some(k) => self.release_key(k, signal),
+        }
+    }
+
+    fn release_key(&self, k: usize, signal: Signal<'_>) -> bool {
         let mut s = lock(&self.inner);
         let notified = s.entries[k].state == State::Notified;
         if s.entries[k].state == State::Waiting {
             s.unlink(k);
             let n = self.waiting.load(Ordering::Relaxed);
             self.waiting.store(n - 1, Ordering::Relaxed);
+            if s.head == NIL {
+                signal.lower();
+            }
         }
         s.release(k);
         notified
@@ -193,31 +242,49 @@ impl WaitList {
 
     /// Releases `key` of an operation abandoned before completion; a
     /// notification it had received is passed on to the next waiter.
-    pub(crate) fn cancel(&self, key: &mut Option<usize>) {
-        if self.complete(key) {
-            self.notify_one();
+    pub(crate) fn cancel(&self, key: &mut Option<usize>, signal: Signal<'_>) {
+        if self.complete(key, signal) {
+            self.wake_oldest(signal);
         }
     }
 
+    /// Wakes the oldest waiter, if any, whatever the signal says: passes on
+    /// a notification that its receiver did not use.
+    pub(crate) fn pass_on(&self, signal: Signal<'_>) {
+        self.wake_oldest(signal);
+    }
+
     /// Wakes the oldest waiter, if any. Call after the channel state change
-    /// that the waiter may be waiting for.
-    pub(crate) fn notify_one(&self) {
-        // Pairs with the fence in `register`: orders the caller's channel
-        // update before our load of `waiting`.
-        fence(Ordering::SeqCst);
-        if self.waiting.load(Ordering::Relaxed) == 0 {
-            return;
+    /// that the waiter may be waiting for; with [`Signal::Flag`], only when
+    /// the claim that made that change saw the flag up.
+    pub(crate) fn notify_one(&self, signal: Signal<'_>) {
+        if let Signal::Fence = signal {
+            // Pairs with the fence in `register`: orders the caller's channel
+            // update before our load of `waiting`.
+            fence(Ordering::SeqCst);
+            if self.waiting.load(Ordering::Relaxed) == 0 {
+                return;
+            }
         }
+        self.wake_oldest(signal);
+    }
+
+    fn wake_oldest(&self, signal: Signal<'_>) {
         let waker = {
             let mut s = lock(&self.inner);
             let k = s.head;
             if k == NIL {
+                // A flag raised by a waiter that has since left.
+                signal.lower();
                 return;
             }
             s.unlink(k);
             let n = self.waiting.load(Ordering::Relaxed);
             self.waiting.store(n - 1, Ordering::Relaxed);
             s.entries[k].state = State::Notified;
+            if s.head == NIL {
+                signal.lower();
+            }
             s.entries[k].waker.take()
         };
         if let Some(w) = waker {
@@ -228,7 +295,7 @@ impl WaitList {
     /// Wakes every waiter (close). Always takes the lock, so a waiter that
     /// registers after this released it observes whatever the caller did
     /// before calling (the mutex orders them).
-    pub(crate) fn notify_all(&self) {
+    pub(crate) fn notify_all(&self, signal: Signal<'_>) {
         let wakers: Vec<Waker> = {
             let mut s = lock(&self.inner);
             let mut out = Vec::new();
@@ -241,6 +308,7 @@ impl WaitList {
                 }
             }
             self.waiting.store(0, Ordering::Relaxed);
+            signal.lower();
             out
         };
         for w in wakers {
@@ -251,17 +319,19 @@ impl WaitList {
 
 impl WaitList {
     /// Wakes up to `n` of the oldest waiters (after a batch of `n` items).
-    pub(crate) fn notify_many(&self, n: usize) {
+    pub(crate) fn notify_many(&self, n: usize, signal: Signal<'_>) {
         if n <= 1 {
             if n == 1 {
-                self.notify_one();
+                self.notify_one(signal);
             }
             return;
         }
-        // Pairs with the fence in `register`, as in `notify_one`.
-        fence(Ordering::SeqCst);
-        if self.waiting.load(Ordering::Relaxed) == 0 {
-            return;
+        if let Signal::Fence = signal {
+            // Pairs with the fence in `register`, as in `notify_one`.
+            fence(Ordering::SeqCst);
+            if self.waiting.load(Ordering::Relaxed) == 0 {
+                return;
+            }
         }
         let wakers: Vec<Waker> = {
             let mut s = lock(&self.inner);
@@ -275,6 +345,9 @@ impl WaitList {
                 if let Some(w) = s.entries[k].waker.take() {
                     out.push(w);
                 }
+            }
+            if s.head == NIL {
+                signal.lower();
             }
             out
         };

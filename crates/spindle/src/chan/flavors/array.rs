@@ -1,19 +1,32 @@
-//! Bounded MPMC ring with per-slot stamps (Vyukov's algorithm).
+//! Bounded MPMC ring with per-slot stamps (Vyukov's algorithm), with the
+//! "someone is parked" flags folded into the claim words.
+//!
+//! # Positions
+//! A position is `lap * one_lap + index`, with `one_lap = cap.next_power_of_two()`
+//! and `index < cap`: the slot of a position is a mask, never a division,
+//! and positions still only grow (2^61 messages before a wrap; not a concern).
+//! [`Channel::next`] steps from the last index of a lap to index 0 of the next.
 //!
 //! # Layout and invariants
-//! - Positions are `u64` counters that only grow (2^63 messages before a wrap;
-//!   not a concern). Position `p` lives in slot `p % cap`.
-//! - `tail` holds `(next send position << 1) | closed`; `head` holds the next
-//!   receive position. `head <= tail >> 1 <= head + cap`.
-//! - A slot's `stamp` says what it is ready for: `stamp == 2p` — empty, ready
-//!   for the send at position `p`; `stamp == 2p + 1` — holds the message of
-//!   position `p`, ready for the receive at `p`; after that receive the stamp
-//!   becomes `2(p + cap)`, i.e. ready for the send one lap later. (Doubling
-//!   keeps "written at p" and "free for p + 1" apart even when `cap == 1`.)
-//! - A sender claims position `p` by a CAS on `tail` (which fails once the
-//!   closed bit is set, so no send is claimed after close), writes the value
-//!   and publishes it with a Release store of the stamp. A receiver claims by
-//!   a CAS on `head`, reads, and frees the slot with a Release store.
+//! - `tail` holds `(next send position << SHIFT) | WAITING | CLOSED`; `head`
+//!   holds `(next receive position << SHIFT) | WAITING`. The channel holds
+//!   `cap` messages exactly when `tail`'s position is `head`'s plus `one_lap`.
+//! - `CLOSED` (tail only): set once by [`Channel::close`], never cleared; no
+//!   send is claimed after it.
+//! - `WAITING` in `tail`: receivers may be parked in the channel's receive
+//!   wait list; in `head`: senders may be parked in its send wait list. It is
+//!   raised and lowered only under that wait list's lock (raised when a
+//!   waiter is linked, lowered when the list becomes empty), so while a
+//!   waiter is linked its flag is up.
+//! - A slot's `stamp` says what it is ready for: `2p` — empty, ready for the
+//!   send at position `p`; `2p + 1` — holds the message of position `p`,
+//!   ready for the receive at `p`; after that receive, `2(p + one_lap)`: ready
+//!   for the send one lap later. (Doubling keeps "written at p" and "free for
+//!   the next position" apart even when `cap == 1`.)
+//! - A sender claims position `p` by a CAS on `tail` (which fails once
+//!   `CLOSED` is set), writes the value and publishes it with a Release store
+//!   of the stamp. A receiver claims by a CAS on `head`, reads, and frees the
+//!   slot with a Release store.
 //!
 //! # Ordering contract
 //! - `stamp` Release stores (after writing / after reading the value) pair with
@@ -21,17 +34,32 @@
 //!   write happens-before its read, the read happens-before the next write.
 //! - The CASes on `head`/`tail` only arbitrate claims and may be Relaxed: all
 //!   data is handed over through the stamps.
-//! - Close is a `fetch_or` on `tail`: a receiver that finds `tail >> 1 == head`
-//!   with the closed bit set knows no message remains or will arrive.
 //!
-//! Wake-ups are not this file's business: the caller notifies after a
-//! successful push/pop (`chan/mod.rs`).
+//! # No lost wake-up, without a fence (proof sketch in `docs/chan.md`)
+//! A claim returns whether the word it moved had `WAITING` up; if so, the
+//! claimant wakes one waiter of the other side after publishing its stamp
+//! (`chan/mod.rs`). A waiter links itself and raises the flag (one RMW on the
+//! same word), then re-checks the ring, reading that word again. All of it
+//! is on one atomic location, so coherence alone orders it: a claim that
+//! comes after the raise in the word's modification order sees the flag
+//! (and wakes someone); a claim that comes before it is visible to the
+//! re-check, which then does not park. The flag cannot be lowered in
+//! between, since the waiter stays linked until it is woken or leaves.
+//! This replaces a SeqCst fence on every send and every receive.
 
 use std::mem::MaybeUninit;
 
 use crate::chan::backoff::Backoff;
 use crate::chan::error::{TryRecvError, TrySendError};
+use crate::chan::waiters::Signal;
 use crate::loom::{AtomicU64, CachePadded, Ordering, UnsafeCell};
+
+/// Tail only: the channel is closed.
+const CLOSED: u64 = 1;
+/// Someone may be parked waiting for this word to move (see module docs).
+const WAITING: u64 = 2;
+const FLAGS: u64 = CLOSED | WAITING;
+const SHIFT: u32 = 2;
 
 struct Slot<T> {
     stamp: AtomicU64,
@@ -43,6 +71,7 @@ pub(crate) struct Channel<T> {
     tail: CachePadded<AtomicU64>,
     buf: Box<[Slot<T>]>,
     cap: u64,
+    one_lap: u64,
 }
 
 // SAFETY: values of type T move between threads through the slots (T: Send);
@@ -65,85 +94,134 @@ impl<T> Channel<T> {
             tail: CachePadded(AtomicU64::new(0)),
             buf,
             cap: cap as u64,
+            one_lap: (cap as u64).next_power_of_two(),
         }
     }
 
     fn slot(&self, pos: u64) -> &Slot<T> {
-        &self.buf[(pos % self.cap) as usize]
+        &self.buf[(pos & (self.one_lap - 1)) as usize]
+    }
+
+    /// The position after `pos`.
+    fn next(&self, pos: u64) -> u64 {
+        if (pos & (self.one_lap - 1)) + 1 < self.cap {
+            pos + 1
+        } else {
+            (pos | (self.one_lap - 1)) + 1
+        }
+    }
+
+    /// How senders learn of parked receivers: the `WAITING` bit of `tail`.
+    pub(crate) fn recv_signal(&self) -> Signal<'_> {
+        Signal::Flag(&self.tail, WAITING)
+    }
+
+    /// How receivers learn of parked senders: the `WAITING` bit of `head`.
+    pub(crate) fn send_signal(&self) -> Signal<'_> {
+        Signal::Flag(&self.head, WAITING)
     }
 
     pub(crate) fn capacity(&self) -> usize {
         self.cap as usize
     }
 
-    pub(crate) fn try_push(&self, v: T) -> Result<(), TrySendError<T>> {
+    /// Places `v`. `Ok(true)`: receivers may be parked — the caller must
+    /// wake one (after this returns, the message is visible).
+    #[must_use = "a parked receiver must be woken"]
+    pub(crate) fn try_push(&self, v: T) -> Result<bool, TrySendError<T>> {
         let mut backoff = Backoff::new();
+        let mut tail = self.tail.load(Ordering::Relaxed);
         loop {
-            let tail = self.tail.load(Ordering::Relaxed);
-            if tail & 1 == 1 {
+            if tail & CLOSED != 0 {
                 return Err(TrySendError::Closed(v));
             }
-            let pos = tail >> 1;
+            let pos = tail >> SHIFT;
             let slot = self.slot(pos);
             // Acquire: pairs with the Release store of the receiver that
             // freed this slot, so its read of the old value happened before
             // our write.
             let stamp = slot.stamp.load(Ordering::Acquire);
             if stamp == 2 * pos {
-                if self
-                    .tail
-                    .compare_exchange_weak(tail, tail + 2, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    // The CAS made us the only claimant of position `pos`.
-                    // SAFETY: the stamp says the slot is empty, its last reader done (Acquire above).
-                    slot.msg.with_mut(|p| unsafe { (*p).write(v) });
-                    // Release: pairs with the receiver's Acquire stamp load.
-                    slot.stamp.store(2 * pos + 1, Ordering::Release);
-                    return Ok(());
+                let new = (self.next(pos) << SHIFT) | (tail & FLAGS);
+                match self.tail.compare_exchange_weak(
+                    tail,
+                    new,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        // The CAS made us the only claimant of position `pos`.
+                        // SAFETY: the stamp says the slot is empty, its last
+                        // reader done (Acquire above).
+                        slot.msg.with_mut(|p| unsafe { (*p).write(v) });
+                        // Release: pairs with the receiver's Acquire stamp load.
+                        slot.stamp.store(2 * pos + 1, Ordering::Release);
+                        return Ok(tail & WAITING != 0);
+                    }
+                    Err(now) => {
+                        tail = now;
+                        continue;
+                    }
                 }
-            } else if stamp + 2 * self.cap == 2 * pos + 1 {
+            } else if stamp + 2 * self.one_lap == 2 * pos + 1 {
                 // The slot still holds the message of the previous lap.
-                let head = self.head.load(Ordering::Relaxed);
-                if head + self.cap <= pos {
+                let head = self.head.load(Ordering::Relaxed) >> SHIFT;
+                if head + self.one_lap <= pos {
                     return Err(TrySendError::Full(v));
                 }
                 // A receiver has claimed it and is reading: wait for it.
                 backoff.snooze();
             } else {
-                // Another sender won the position; retry at once.
+                // Another sender won the position; retry.
                 backoff.snooze();
             }
+            tail = self.tail.load(Ordering::Relaxed);
         }
     }
 
-    pub(crate) fn try_pop(&self) -> Result<T, TryRecvError> {
+    /// Takes the oldest message. The `bool`: senders may be parked — the
+    /// caller must wake one.
+    #[must_use = "a parked sender must be woken"]
+    pub(crate) fn try_pop(&self) -> Result<(T, bool), TryRecvError> {
         let mut backoff = Backoff::new();
+        let mut head = self.head.load(Ordering::Relaxed);
         loop {
-            let head = self.head.load(Ordering::Relaxed);
-            let slot = self.slot(head);
+            let pos = head >> SHIFT;
+            let slot = self.slot(pos);
             // Acquire: pairs with the sender's Release stamp store, so its
             // write of the value happened before our read.
             let stamp = slot.stamp.load(Ordering::Acquire);
-            if stamp == 2 * head + 1 {
-                if self
-                    .head
-                    .compare_exchange_weak(head, head + 1, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    // SAFETY: the CAS made us the only claimant of `head`; the
-                    // stamp says the slot holds its message, fully written.
-                    let v = slot.msg.with(|p| unsafe { (*p).assume_init_read() });
-                    // Release: pairs with the next lap's sender Acquire load.
-                    slot.stamp.store(2 * (head + self.cap), Ordering::Release);
-                    return Ok(v);
+            if stamp == 2 * pos + 1 {
+                let new = (self.next(pos) << SHIFT) | (head & FLAGS);
+                match self.head.compare_exchange_weak(
+                    head,
+                    new,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        // SAFETY: the CAS made us the only claimant of `pos`;
+                        // the stamp says the slot holds its message, fully
+                        // written.
+                        let v = slot.msg.with(|p| unsafe { (*p).assume_init_read() });
+                        // Release: pairs with the next lap's sender Acquire load.
+                        slot.stamp
+                            .store(2 * (pos + self.one_lap), Ordering::Release);
+                        return Ok((v, head & WAITING != 0));
+                    }
+                    Err(now) => {
+                        head = now;
+                        continue;
+                    }
                 }
-            } else if stamp == 2 * head {
-                // Empty slot: either nothing was sent, or a sender claimed
-                // this position and is writing.
+            } else if stamp == 2 * pos || stamp + 2 * self.one_lap == 2 * pos + 1 {
+                // No message at `pos` yet: the slot is empty (nothing sent,
+                // or a sender claimed `pos` and is writing), or it still holds
+                // the previous lap's message, which a receiver claimed and is
+                // reading. Either way `pos` holds nothing unless `tail` passed it.
                 let tail = self.tail.load(Ordering::Relaxed);
-                if tail >> 1 == head {
-                    return Err(if tail & 1 == 1 {
+                if tail >> SHIFT <= pos {
+                    return Err(if tail & CLOSED != 0 {
                         TryRecvError::Closed
                     } else {
                         TryRecvError::Empty
@@ -151,90 +229,107 @@ impl<T> Channel<T> {
                 }
                 backoff.snooze();
             } else {
+                // Another receiver won the position; retry.
                 backoff.snooze();
             }
+            head = self.head.load(Ordering::Relaxed);
         }
     }
 
     /// Places a run of values from the front of `items` with a single claim
     /// (one CAS on `tail`) over consecutive free slots. Returns how many were
     /// placed (`0`: full, or the next slot is still being read — the caller
-    /// falls back to [`Channel::try_push`]), or `Err` when closed.
-    pub(crate) fn push_run(&self, items: &mut std::collections::VecDeque<T>) -> Result<usize, ()> {
+    /// falls back to [`Channel::try_push`]) and whether receivers may be
+    /// parked, or `Err` when closed.
+    pub(crate) fn push_run(
+        &self,
+        items: &mut std::collections::VecDeque<T>,
+    ) -> Result<(usize, bool), ()> {
         loop {
             let tail = self.tail.load(Ordering::Relaxed);
-            if tail & 1 == 1 {
+            if tail & CLOSED != 0 {
                 return Err(());
             }
-            let pos = tail >> 1;
-            let mut n = 0u64;
-            while (n as usize) < items.len() && n < self.cap {
+            let (first, mut end, mut n) = (tail >> SHIFT, tail >> SHIFT, 0usize);
+            while n < items.len() && (n as u64) < self.cap {
                 // Acquire: as in `try_push`, for each slot of the run.
-                if self.slot(pos + n).stamp.load(Ordering::Acquire) != 2 * (pos + n) {
+                if self.slot(end).stamp.load(Ordering::Acquire) != 2 * end {
                     break;
                 }
+                end = self.next(end);
                 n += 1;
             }
             if n == 0 {
-                return Ok(0);
+                return Ok((0, false));
             }
+            let new = (end << SHIFT) | (tail & FLAGS);
             if self
                 .tail
-                .compare_exchange(tail, tail + 2 * n, Ordering::Relaxed, Ordering::Relaxed)
+                .compare_exchange(tail, new, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
             {
-                for p in pos..pos + n {
-                    let v = items.pop_front().expect("run length bounded by items");
+                let mut p = first;
+                for v in items.drain(..n) {
                     let slot = self.slot(p);
-                    // SAFETY: the CAS claimed positions pos..pos+n, each of
+                    // SAFETY: the CAS claimed the run first..end, each of
                     // whose stamp we saw (Acquire) marking it free.
                     slot.msg.with_mut(|ptr| unsafe { (*ptr).write(v) });
                     // Release: pairs with the receiver's Acquire stamp load.
                     slot.stamp.store(2 * p + 1, Ordering::Release);
+                    p = self.next(p);
                 }
-                return Ok(n as usize);
+                return Ok((n, tail & WAITING != 0));
             }
         }
     }
 
     /// Takes up to `max` consecutive ready messages with a single claim (one
-    /// CAS on `head`). Returns how many were appended, or why none was.
-    pub(crate) fn pop_batch(&self, out: &mut Vec<T>, max: usize) -> Result<usize, TryRecvError> {
+    /// CAS on `head`). Returns how many were appended and whether senders
+    /// may be parked, or why none was taken.
+    pub(crate) fn pop_batch(
+        &self,
+        out: &mut Vec<T>,
+        max: usize,
+    ) -> Result<(usize, bool), TryRecvError> {
         if max == 0 {
-            return Ok(0);
+            return Ok((0, false));
         }
         loop {
             let head = self.head.load(Ordering::Relaxed);
-            let mut n = 0u64;
-            while n < max as u64 && n < self.cap {
+            let (first, mut end, mut n) = (head >> SHIFT, head >> SHIFT, 0usize);
+            while n < max && (n as u64) < self.cap {
                 // Acquire: as in `try_pop`, for each slot of the run.
-                if self.slot(head + n).stamp.load(Ordering::Acquire) != 2 * (head + n) + 1 {
+                if self.slot(end).stamp.load(Ordering::Acquire) != 2 * end + 1 {
                     break;
                 }
+                end = self.next(end);
                 n += 1;
             }
             if n == 0 {
-                return self.try_pop().map(|v| {
+                return self.try_pop().map(|(v, flagged)| {
                     out.push(v);
-                    1
+                    (1, flagged)
                 });
             }
+            let new = (end << SHIFT) | (head & FLAGS);
             if self
                 .head
-                .compare_exchange(head, head + n, Ordering::Relaxed, Ordering::Relaxed)
+                .compare_exchange(head, new, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
             {
-                out.reserve(n as usize);
-                for pos in head..head + n {
-                    let slot = self.slot(pos);
-                    // SAFETY: the CAS claimed positions head..head+n, each of
+                out.reserve(n);
+                let mut p = first;
+                for _ in 0..n {
+                    let slot = self.slot(p);
+                    // SAFETY: the CAS claimed the run first..end, each of
                     // whose stamp we saw (Acquire) marking it written.
-                    let v = slot.msg.with(|p| unsafe { (*p).assume_init_read() });
+                    let v = slot.msg.with(|ptr| unsafe { (*ptr).assume_init_read() });
                     // Release: pairs with the next lap's sender.
-                    slot.stamp.store(2 * (pos + self.cap), Ordering::Release);
+                    slot.stamp.store(2 * (p + self.one_lap), Ordering::Release);
                     out.push(v);
+                    p = self.next(p);
                 }
-                return Ok(n as usize);
+                return Ok((n, head & WAITING != 0));
             }
         }
     }
@@ -243,11 +338,11 @@ impl<T> Channel<T> {
     pub(crate) fn close(&self) -> bool {
         // SeqCst only for simplicity: the mutex of the wait lists taken by
         // the caller right after is what orders close against waiters.
-        self.tail.fetch_or(1, Ordering::SeqCst) & 1 == 0
+        self.tail.fetch_or(CLOSED, Ordering::SeqCst) & CLOSED == 0
     }
 
     pub(crate) fn is_closed(&self) -> bool {
-        self.tail.load(Ordering::SeqCst) & 1 == 1
+        self.tail.load(Ordering::SeqCst) & CLOSED != 0
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -255,7 +350,19 @@ impl<T> Channel<T> {
             let tail = self.tail.load(Ordering::SeqCst);
             let head = self.head.load(Ordering::SeqCst);
             if self.tail.load(Ordering::SeqCst) == tail {
-                return ((tail >> 1).saturating_sub(head)).min(self.cap) as usize;
+                let (t, h) = (tail >> SHIFT, head >> SHIFT);
+                let mask = self.one_lap - 1;
+                let (ti, hi) = (t & mask, h & mask);
+                let n = if hi < ti {
+                    ti - hi
+                } else if hi > ti {
+                    self.cap - hi + ti
+                } else if t == h {
+                    0
+                } else {
+                    self.cap
+                };
+                return n as usize;
             }
         }
     }
@@ -263,9 +370,9 @@ impl<T> Channel<T> {
 
 impl<T> Drop for Channel<T> {
     fn drop(&mut self) {
-        let head = self.head.load(Ordering::Relaxed);
-        let tail = self.tail.load(Ordering::Relaxed) >> 1;
-        for pos in head..tail {
+        let mut pos = self.head.load(Ordering::Relaxed) >> SHIFT;
+        let tail = self.tail.load(Ordering::Relaxed) >> SHIFT;
+        while pos < tail {
             let slot = self.slot(pos);
             // With `&mut self` no operation is in flight, so every claimed
             // position below `tail` and at or above `head` was written.
@@ -273,6 +380,56 @@ impl<T> Drop for Channel<T> {
             // SAFETY: the slot holds the initialised, unread message of
             // position `pos` (see above); it is dropped exactly once here.
             slot.msg.with_mut(|p| unsafe { (*p).assume_init_drop() });
+            pos = self.next(pos);
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Positions step through every index of a lap, then jump to the next
+    /// lap; `len` follows across laps for capacities on and off a power of 2.
+    #[test]
+    fn positions_wrap_by_lap_and_len_follows() {
+        for cap in [1usize, 2, 3, 5, 8] {
+            let ch = Channel::<u32>::new(cap);
+            let mut pos = 0;
+            for i in 0..3 * cap as u64 {
+                assert_eq!(pos & (ch.one_lap - 1), i % cap as u64, "cap {cap}");
+                assert_eq!(pos / ch.one_lap, i / cap as u64, "cap {cap}");
+                pos = ch.next(pos);
+            }
+            for round in 0..3u32 {
+                for k in 0..cap as u32 {
+                    assert_eq!(ch.len(), k as usize);
+                    assert_eq!(ch.try_push(round * 100 + k), Ok(false));
+                }
+                assert_eq!(ch.len(), cap);
+                assert!(matches!(ch.try_push(7), Err(TrySendError::Full(7))));
+                for k in 0..cap as u32 {
+                    assert_eq!(ch.try_pop().unwrap(), (round * 100 + k, false));
+                }
+                assert_eq!(ch.len(), 0);
+                assert!(matches!(ch.try_pop(), Err(TryRecvError::Empty)));
+            }
+        }
+    }
+
+    /// A claim reports the `WAITING` flag of the word it moved, and leaves
+    /// the flag in place.
+    #[test]
+    fn claims_report_the_waiting_flag() {
+        let ch = Channel::<u32>::new(2);
+        ch.tail.fetch_or(WAITING, Ordering::Relaxed);
+        assert_eq!(ch.try_push(1), Ok(true));
+        assert_eq!(ch.try_push(2), Ok(true));
+        assert_eq!(ch.try_pop().unwrap(), (1, false));
+        ch.head.fetch_or(WAITING, Ordering::Relaxed);
+        assert_eq!(ch.try_pop().unwrap(), (2, true));
+        assert!(ch.close());
+        assert!(matches!(ch.try_pop(), Err(TryRecvError::Closed)));
+        assert!(matches!(ch.try_push(3), Err(TrySendError::Closed(3))));
     }
 }

@@ -34,7 +34,7 @@ use std::task::{Context, Poll};
 
 use crate::chan::blocking;
 use crate::chan::error::SendError;
-use crate::chan::waiters::WaitList;
+use crate::chan::waiters::{Signal, WaitList};
 use crate::loom::{lock, Arc, AtomicUsize, Mutex, Ordering};
 
 /// Why a broadcast `recv` produced no message.
@@ -141,7 +141,7 @@ impl<T> Sender<T> {
         };
         drop(old.0);
         if old.1 {
-            self.shared.waiters.notify_all();
+            self.shared.waiters.notify_all(Signal::Fence);
         }
         Ok(())
     }
@@ -174,7 +174,7 @@ fn close<T>(shared: &Shared<T>) -> bool {
         !std::mem::replace(&mut r.closed, true)
     };
     if did {
-        shared.waiters.notify_all();
+        shared.waiters.notify_all(Signal::Fence);
     }
     did
 }
@@ -230,12 +230,12 @@ impl<T: Clone> Receiver<T> {
             Err(TryRecvError::Lagged(k)) => Err(RecvError::Lagged(k)),
             Err(TryRecvError::Empty) => {
                 // Registered under the ring lock: see the module docs.
-                shared.waiters.register(key, cx.waker());
+                shared.waiters.register(key, cx.waker(), Signal::Fence);
                 return Poll::Pending;
             }
         };
         drop(r);
-        shared.waiters.complete(key);
+        shared.waiters.complete(key, Signal::Fence);
         Poll::Ready(out)
     }
 }
@@ -284,7 +284,9 @@ impl<T> Clone for Receiver<T> {
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
-        self.shared.waiters.complete(&mut self.stream_key);
+        self.shared
+            .waiters
+            .complete(&mut self.stream_key, Signal::Fence);
         self.shared.receivers.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -307,7 +309,10 @@ impl<T: Clone> Future for Recv<'_, T> {
 impl<T> Drop for Recv<'_, T> {
     fn drop(&mut self) {
         // No pass-on needed: every send wakes every waiter.
-        self.rx.shared.waiters.complete(&mut self.key);
+        self.rx
+            .shared
+            .waiters
+            .complete(&mut self.key, Signal::Fence);
     }
 }
 

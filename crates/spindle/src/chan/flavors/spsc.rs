@@ -40,7 +40,7 @@ use std::task::{Context, Poll};
 
 use crate::chan::blocking;
 use crate::chan::error::{RecvError, SendError, TryRecvError, TrySendError};
-use crate::chan::waiters::WaitList;
+use crate::chan::waiters::{Signal, WaitList};
 use crate::loom::{Arc, AtomicBool, AtomicU64, CachePadded, Ordering, UnsafeCell};
 
 struct Ring<T> {
@@ -150,7 +150,7 @@ impl<T> Producer<T> {
         self.tail = new_tail;
         // Release: pairs with the consumer's Acquire load of `tail`.
         self.ring.tail.store(new_tail, Ordering::Release);
-        self.ring.cons_wait.notify_one();
+        self.ring.cons_wait.notify_one(Signal::Fence);
     }
 
     /// Pushes without waiting.
@@ -208,8 +208,8 @@ impl<T> Producer<T> {
         // Release: pairs with the consumer's Acquire load of `closed`; after
         // our last `tail` store.
         self.ring.closed.store(true, Ordering::Release);
-        self.ring.cons_wait.notify_all();
-        self.ring.prod_wait.notify_all();
+        self.ring.cons_wait.notify_all(Signal::Fence);
+        self.ring.prod_wait.notify_all(Signal::Fence);
     }
 
     /// Whether the consumer is gone or the ring closed.
@@ -225,7 +225,7 @@ impl<T> Producer<T> {
 
 impl<T> Drop for Producer<T> {
     fn drop(&mut self) {
-        self.ring.prod_wait.complete(&mut self.key);
+        self.ring.prod_wait.complete(&mut self.key, Signal::Fence);
         self.close();
     }
 }
@@ -247,18 +247,25 @@ impl<T> Future for Push<'_, T> {
             let v = this.value.take().expect("push polled after completion");
             match this.p.try_push(v) {
                 Ok(()) => {
-                    this.p.ring.prod_wait.complete(&mut this.p.key);
+                    this.p
+                        .ring
+                        .prod_wait
+                        .complete(&mut this.p.key, Signal::Fence);
                     return Poll::Ready(Ok(()));
                 }
                 Err(TrySendError::Closed(v)) => {
-                    this.p.ring.prod_wait.complete(&mut this.p.key);
+                    this.p
+                        .ring
+                        .prod_wait
+                        .complete(&mut this.p.key, Signal::Fence);
                     return Poll::Ready(Err(SendError(v)));
                 }
                 Err(TrySendError::Full(v)) => this.value = Some(v),
             }
             if round == 0 {
                 let ring = &*this.p.ring;
-                ring.prod_wait.register(&mut this.p.key, cx.waker());
+                ring.prod_wait
+                    .register(&mut this.p.key, cx.waker(), Signal::Fence);
             }
         }
         Poll::Pending
@@ -267,7 +274,10 @@ impl<T> Future for Push<'_, T> {
 
 impl<T> Drop for Push<'_, T> {
     fn drop(&mut self) {
-        self.p.ring.prod_wait.complete(&mut self.p.key);
+        self.p
+            .ring
+            .prod_wait
+            .complete(&mut self.p.key, Signal::Fence);
     }
 }
 
@@ -381,7 +391,7 @@ impl<T> Consumer<T> {
         self.head = new_head;
         // Release: pairs with the producer's Acquire load of `head`.
         self.ring.head.store(new_head, Ordering::Release);
-        self.ring.prod_wait.notify_one();
+        self.ring.prod_wait.notify_one(Signal::Fence);
     }
 
     /// Pops without waiting.
@@ -437,9 +447,9 @@ impl<T> Consumer<T> {
 
 impl<T> Drop for Consumer<T> {
     fn drop(&mut self) {
-        self.ring.cons_wait.complete(&mut self.key);
+        self.ring.cons_wait.complete(&mut self.key, Signal::Fence);
         self.ring.consumer_gone.store(true, Ordering::Relaxed);
-        self.ring.prod_wait.notify_all();
+        self.ring.prod_wait.notify_all(Signal::Fence);
     }
 }
 
@@ -456,18 +466,25 @@ impl<T> Future for Pop<'_, T> {
         for round in 0..2 {
             match this.c.try_pop() {
                 Ok(v) => {
-                    this.c.ring.cons_wait.complete(&mut this.c.key);
+                    this.c
+                        .ring
+                        .cons_wait
+                        .complete(&mut this.c.key, Signal::Fence);
                     return Poll::Ready(Ok(v));
                 }
                 Err(TryRecvError::Closed) => {
-                    this.c.ring.cons_wait.complete(&mut this.c.key);
+                    this.c
+                        .ring
+                        .cons_wait
+                        .complete(&mut this.c.key, Signal::Fence);
                     return Poll::Ready(Err(RecvError));
                 }
                 Err(TryRecvError::Empty) => {}
             }
             if round == 0 {
                 let ring = &*this.c.ring;
-                ring.cons_wait.register(&mut this.c.key, cx.waker());
+                ring.cons_wait
+                    .register(&mut this.c.key, cx.waker(), Signal::Fence);
             }
         }
         Poll::Pending
@@ -476,7 +493,10 @@ impl<T> Future for Pop<'_, T> {
 
 impl<T> Drop for Pop<'_, T> {
     fn drop(&mut self) {
-        self.c.ring.cons_wait.complete(&mut self.c.key);
+        self.c
+            .ring
+            .cons_wait
+            .complete(&mut self.c.key, Signal::Fence);
     }
 }
 
