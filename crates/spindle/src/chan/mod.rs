@@ -187,6 +187,7 @@ fn new<T>(flavor: Flavor<T>, policy: Policy) -> (Sender<T>, Receiver<T>) {
 }
 
 impl<T> Chan<T> {
+    #[inline]
     fn try_send(&self, v: T) -> Result<(), TrySendError<T>> {
         match &self.flavor {
             Flavor::Array(a) => {
@@ -236,6 +237,7 @@ impl<T> Chan<T> {
         }
     }
 
+    #[inline]
     fn try_recv(&self) -> Result<T, TryRecvError> {
         match &self.flavor {
             Flavor::Array(a) => {
@@ -359,6 +361,7 @@ impl<T> Chan<T> {
     }
 
     /// One poll of a receive: try, spin briefly, park, re-check.
+    #[inline]
     fn poll_recv(
         &self,
         key: &mut Option<usize>,
@@ -370,7 +373,9 @@ impl<T> Chan<T> {
             let got = match self.try_recv() {
                 Ok(v) => Ok(v),
                 Err(TryRecvError::Closed) => Err(RecvError),
-                Err(TryRecvError::Empty) if registered => return Poll::Pending,
+                Err(TryRecvError::Empty) if registered || select::probing() => {
+                    return Poll::Pending
+                }
                 Err(TryRecvError::Empty) => {
                     let b = backoff.get_or_insert_with(Backoff::for_poll);
                     if b.is_done() {
@@ -422,6 +427,7 @@ impl<T> Chan<T> {
 
     /// One poll of a send. `value` is `Some` until the value is placed or
     /// handed back; `key` is the wait key (array), or the offer key (zero).
+    #[inline]
     fn poll_send(
         &self,
         value: &mut Option<T>,
@@ -430,6 +436,9 @@ impl<T> Chan<T> {
     ) -> Poll<Result<(), SendError<T>>> {
         if let Flavor::Zero(z) = &self.flavor {
             return match *key {
+                // A probing select does not offer: an offer may be taken at
+                // once, which would commit this arm before the others ran.
+                None if select::probing() => Poll::Pending,
                 None => {
                     let v = value.take().expect("send polled after completion");
                     match z.offer(v, cx.waker()) {
@@ -469,7 +478,7 @@ impl<T> Chan<T> {
                 }
                 Err(TrySendError::Full(v)) => *value = Some(v),
             }
-            if registered {
+            if registered || select::probing() {
                 return Poll::Pending;
             }
             let b = backoff.get_or_insert_with(Backoff::for_poll);
@@ -1151,3 +1160,57 @@ impl<T> futures_sink::Sink<T> for Sender<T> {
 
 impl<T> Unpin for Receiver<T> {}
 impl<T> Unpin for Sender<T> {}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::task::Waker;
+
+    fn poll_once<F: Future>(f: F) -> Poll<F::Output> {
+        pin!(f).poll(&mut Context::from_waker(Waker::noop()))
+    }
+
+    /// A select that finds no arm ready joins the wait lists only in its
+    /// second pass; with an `else` arm it never gets there, so it leaves no
+    /// waiter behind. A plain receive on the same empty channel does register.
+    #[test]
+    fn probing_select_registers_nothing_until_its_second_pass() {
+        let (tx, rx) = bounded::<u32>(1);
+        let (_tx2, rx2) = bounded::<u32>(1);
+        let r = poll_once(async {
+            crate::select! {
+                v = rx.recv() => v.ok(),
+                v = rx2.recv() => v.ok(),
+                else => None,
+            }
+        });
+        assert_eq!(r, Poll::Ready(None));
+        assert_eq!(rx.chan.recv_waiters.waiting(), 0);
+
+        // Without `else`: the second pass registers on both channels while
+        // the select is pending, and the select (dropped) unregisters.
+        let mut pending = Box::pin(async {
+            crate::select! {
+                v = rx.recv() => v.ok(),
+                v = rx2.recv() => v.ok(),
+            }
+        });
+        assert!(pending
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+            .is_pending());
+        assert_eq!(rx.chan.recv_waiters.waiting(), 1);
+        assert_eq!(rx2.chan.recv_waiters.waiting(), 1);
+        tx.try_send(5).unwrap();
+        assert_eq!(
+            pending
+                .as_mut()
+                .poll(&mut Context::from_waker(Waker::noop())),
+            Poll::Ready(Some(5))
+        );
+        drop(pending);
+        assert_eq!(rx.chan.recv_waiters.waiting(), 0);
+        assert_eq!(rx2.chan.recv_waiters.waiting(), 0);
+        assert!(!super::select::probing());
+    }
+}

@@ -9,6 +9,15 @@
 //! dropped right away. With an `else` arm, the arms are polled once and the
 //! `else` body runs if none was ready.
 //!
+//! Each poll makes two passes, as Go's `selectgo` does. The first *probes*:
+//! every arm is polled with a thread-local flag up ([`probe`]), under which a
+//! channel `Recv`/`Send` that cannot complete returns `Pending` without
+//! joining the channel's wait list. Only when no arm is ready (and there is no
+//! `else`) does a second pass poll them all normally, registering the task on
+//! each channel. So a select that finds a ready arm, the common case under
+//! load, takes no lock and leaves no waiter behind to unlink. Other futures
+//! ignore the flag (they may register in both passes, which is harmless).
+//!
 //! # Cancel safety
 //! Dropping a losing arm must lose nothing: a channel `Recv` only takes a
 //! message in the poll that returns `Ready`, so a losing recv arm consumed
@@ -21,6 +30,38 @@ use std::pin::Pin;
 
 thread_local! {
     static RNG: Cell<u32> = Cell::new(seed());
+}
+
+#[cfg(not(loom))]
+thread_local! {
+    static PROBING: Cell<bool> = const { Cell::new(false) };
+}
+
+// Loom runs its threads on one OS thread: the flag must be per loom thread.
+#[cfg(loom)]
+loom::thread_local! {
+    static PROBING: Cell<bool> = Cell::new(false);
+}
+
+/// Runs `f` (a `select!` poll's first pass) with the probe flag up; see the
+/// module docs. The previous value is restored, also on unwind, so nested
+/// selects compose.
+#[doc(hidden)]
+pub fn probe<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            PROBING.with(|p| p.set(self.0));
+        }
+    }
+    let _restore = Restore(PROBING.with(|p| p.replace(true)));
+    f()
+}
+
+/// Whether a channel operation that cannot complete now should return
+/// `Pending` without registering (a `select!` first pass is probing).
+pub(crate) fn probing() -> bool {
+    PROBING.with(Cell::get)
 }
 
 fn seed() -> u32 {
@@ -210,6 +251,36 @@ macro_rules! __select_gen {
                 if !$bi {
                     $crate::chan::select::shuffle(&mut __order);
                 }
+                // First pass: probe every arm without registering.
+                let __probed = $crate::chan::select::probe(|| {
+                    for __k in __order {
+                        match __k {
+                            $(
+                                $i => {
+                                    let __fut = $crate::chan::select::Project::project(
+                                        __futs.as_mut(),
+                                    ).$i;
+                                    if let ::core::task::Poll::Ready(__o) =
+                                        ::core::future::Future::poll(__fut, __cx)
+                                    {
+                                        return ::core::option::Option::Some(
+                                            __SelectOut::$v(__o),
+                                        );
+                                    }
+                                }
+                            )+
+                            _ => unreachable!(),
+                        }
+                    }
+                    ::core::option::Option::None
+                });
+                if let ::core::option::Option::Some(__o) = __probed {
+                    return ::core::task::Poll::Ready(__o);
+                }
+                if $crate::__select_has_else!($($el)*) {
+                    return ::core::task::Poll::Ready(__SelectOut::__Else);
+                }
+                // Second pass: poll for real, registering on every channel.
                 for __k in __order {
                     match __k {
                         $(
@@ -225,9 +296,6 @@ macro_rules! __select_gen {
                         )+
                         _ => unreachable!(),
                     }
-                }
-                if $crate::__select_has_else!($($el)*) {
-                    return ::core::task::Poll::Ready(__SelectOut::__Else);
                 }
                 ::core::task::Poll::Pending
             })

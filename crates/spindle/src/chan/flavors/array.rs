@@ -127,8 +127,36 @@ impl<T> Channel<T> {
 
     /// Places `v`. `Ok(true)`: receivers may be parked — the caller must
     /// wake one (after this returns, the message is visible).
+    #[inline(always)]
     #[must_use = "a parked receiver must be woken"]
     pub(crate) fn try_push(&self, v: T) -> Result<bool, TrySendError<T>> {
+        // Fast path, kept small enough to inline (a large `T` is then moved
+        // straight into its slot): the next slot is free and the claim wins.
+        let tail = self.tail.load(Ordering::Relaxed);
+        let pos = tail >> SHIFT;
+        let slot = self.slot(pos);
+        // Acquire: as in `push_slow`.
+        if tail & CLOSED == 0 && slot.stamp.load(Ordering::Acquire) == 2 * pos {
+            let new = (self.next(pos) << SHIFT) | (tail & FLAGS);
+            if self
+                .tail
+                .compare_exchange_weak(tail, new, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                // SAFETY: as in `push_slow`: the CAS made us the only
+                // claimant of `pos`, whose stamp said empty (Acquire above).
+                slot.msg.with_mut(|p| unsafe { (*p).write(v) });
+                // Release: pairs with the receiver's Acquire stamp load.
+                slot.stamp.store(2 * pos + 1, Ordering::Release);
+                return Ok(tail & WAITING != 0);
+            }
+        }
+        self.push_slow(v)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_slow(&self, v: T) -> Result<bool, TrySendError<T>> {
         let mut backoff = Backoff::new();
         let mut tail = self.tail.load(Ordering::Relaxed);
         loop {
@@ -181,8 +209,37 @@ impl<T> Channel<T> {
 
     /// Takes the oldest message. The `bool`: senders may be parked — the
     /// caller must wake one.
+    #[inline(always)]
     #[must_use = "a parked sender must be woken"]
     pub(crate) fn try_pop(&self) -> Result<(T, bool), TryRecvError> {
+        // Fast path, as in `try_push`: the next slot is written and the
+        // claim wins.
+        let head = self.head.load(Ordering::Relaxed);
+        let pos = head >> SHIFT;
+        let slot = self.slot(pos);
+        // Acquire: as in `pop_slow`.
+        if slot.stamp.load(Ordering::Acquire) == 2 * pos + 1 {
+            let new = (self.next(pos) << SHIFT) | (head & FLAGS);
+            if self
+                .head
+                .compare_exchange_weak(head, new, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                // SAFETY: as in `pop_slow`: the CAS made us the only claimant
+                // of `pos`, whose stamp said written (Acquire above).
+                let v = slot.msg.with(|p| unsafe { (*p).assume_init_read() });
+                // Release: pairs with the next lap's sender Acquire load.
+                slot.stamp
+                    .store(2 * (pos + self.one_lap), Ordering::Release);
+                return Ok((v, head & WAITING != 0));
+            }
+        }
+        self.pop_slow()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn pop_slow(&self) -> Result<(T, bool), TryRecvError> {
         let mut backoff = Backoff::new();
         let mut head = self.head.load(Ordering::Relaxed);
         loop {
