@@ -228,6 +228,30 @@ fn zero_close_vs_send() {
     });
 }
 
+/// A receive parks a taker and is dropped while a sender may be putting its
+/// value straight into it: the value is re-queued (or taken), never lost,
+/// and the send completes either way.
+#[test]
+fn zero_cancelled_filled_receive_loses_nothing() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    model(|| {
+        let (tx, rx) = chan::rendezvous::<u32>();
+        let t = thread::spawn(move || tx.send_blocking(7).unwrap());
+        let first = {
+            let mut f = Box::pin(rx.recv());
+            match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+                Poll::Ready(v) => Some(v.unwrap()),
+                Poll::Pending => None,
+            }
+        };
+        let got = first.unwrap_or_else(|| rx.recv_blocking().unwrap());
+        assert_eq!(got, 7);
+        t.join().unwrap();
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Closed));
+    });
+}
+
 // ------------------------------------------------------------ oneshot
 
 #[test]

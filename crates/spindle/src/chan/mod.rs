@@ -5,7 +5,8 @@
 //! - [`bounded`]`(n)`: a ring of `n` slots with per-slot stamps (Vyukov).
 //! - [`unbounded`]`()`: linked blocks of 32 slots.
 //! - [`rendezvous`]`()` (also `bounded(0)`): zero capacity; a send completes
-//!   when a receiver takes the value straight out of the sender's parked offer.
+//!   when it hands the value straight to a parked receiver, or when a
+//!   receiver takes it out of the sender's parked offer.
 //! - [`oneshot()`](fn@oneshot): one value, once.
 //! - [`broadcast(n)`](fn@broadcast): every receiver sees every message; a receiver more
 //!   than `n` messages behind gets [`broadcast::RecvError::Lagged`] and skips
@@ -226,11 +227,8 @@ impl<T> Chan<T> {
                 self.recv_waiters.notify_one(Signal::Fence);
                 Ok(())
             }
-            Flavor::Zero(z) => match z.try_offer(v, self.recv_waiters.waiting()) {
-                Ok(()) => {
-                    self.recv_waiters.notify_one(Signal::Fence);
-                    Ok(())
-                }
+            Flavor::Zero(z) => match z.try_give(v) {
+                Ok(()) => Ok(()),
                 Err((v, true)) => Err(TrySendError::Closed(v)),
                 Err((v, false)) => Err(TrySendError::Full(v)),
             },
@@ -319,6 +317,18 @@ impl<T> Chan<T> {
         }
     }
 
+    /// Gives up a receive that has not completed (its future dropped).
+    fn abandon_recv(&self, key: &mut Option<usize>) {
+        match &self.flavor {
+            Flavor::Zero(z) => {
+                if let Some(k) = key.take() {
+                    z.cancel_take(k);
+                }
+            }
+            _ => self.recv_waiters.cancel(key, self.recv_signal()),
+        }
+    }
+
     /// How senders learn of parked receivers (see `waiters.rs`).
     fn recv_signal(&self) -> Signal<'_> {
         match &self.flavor {
@@ -367,6 +377,9 @@ impl<T> Chan<T> {
         key: &mut Option<usize>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<T, RecvError>> {
+        if let Flavor::Zero(z) = &self.flavor {
+            return z.poll_take(key, cx.waker(), !select::probing());
+        }
         let mut backoff: Option<Backoff> = None;
         let mut registered = false;
         loop {
@@ -405,6 +418,22 @@ impl<T> Chan<T> {
         if max == 0 {
             return Poll::Ready(Ok(0));
         }
+        if let Flavor::Zero(z) = &self.flavor {
+            // The first value as a single receive (it may park), then
+            // whatever other offers are already queued.
+            return z.poll_take(key, cx.waker(), true).map(|r| {
+                out.push(r?);
+                let mut n = 1;
+                while n < max {
+                    match z.try_pop() {
+                        Ok(v) => out.push(v),
+                        Err(_) => break,
+                    }
+                    n += 1;
+                }
+                Ok(n)
+            });
+        }
         for round in 0..2 {
             match self.try_recv_batch(out, max) {
                 Ok(n) => {
@@ -436,18 +465,22 @@ impl<T> Chan<T> {
     ) -> Poll<Result<(), SendError<T>>> {
         if let Flavor::Zero(z) = &self.flavor {
             return match *key {
-                // A probing select does not offer: an offer may be taken at
-                // once, which would commit this arm before the others ran.
-                None if select::probing() => Poll::Pending,
                 None => {
                     let v = value.take().expect("send polled after completion");
-                    match z.offer(v, cx.waker()) {
-                        Ok(k) => {
+                    // A probing select does not offer: an offer may be taken
+                    // at once, which would commit this arm before the others
+                    // ran. Handing to a parked receiver completes it, fine.
+                    match z.send(v, cx.waker(), !select::probing()) {
+                        zero::SendState::Given => Poll::Ready(Ok(())),
+                        zero::SendState::Offered(k) => {
                             *key = Some(k);
-                            self.recv_waiters.notify_one(Signal::Fence);
                             Poll::Pending
                         }
-                        Err(v) => Poll::Ready(Err(SendError(v))),
+                        zero::SendState::NotNow(v) => {
+                            *value = Some(v);
+                            Poll::Pending
+                        }
+                        zero::SendState::Closed(v) => Poll::Ready(Err(SendError(v))),
                     }
                 }
                 Some(k) => match z.poll_offer(k, cx.waker()) {
@@ -1014,9 +1047,7 @@ impl<T> Clone for Receiver<T> {
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
-        self.chan
-            .recv_waiters
-            .cancel(&mut self.stream_key, self.chan.recv_signal());
+        self.chan.abandon_recv(&mut self.stream_key);
         // AcqRel: pairs with the other receivers' decrements.
         if self.chan.receivers.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.chan.close();
@@ -1059,9 +1090,7 @@ impl<T> Future for Recv<'_, T> {
 
 impl<T> Drop for Recv<'_, T> {
     fn drop(&mut self) {
-        self.chan
-            .recv_waiters
-            .cancel(&mut self.key, self.chan.recv_signal());
+        self.chan.abandon_recv(&mut self.key);
     }
 }
 
@@ -1085,9 +1114,7 @@ impl<T> Future for RecvBatch<'_, T> {
 
 impl<T> Drop for RecvBatch<'_, T> {
     fn drop(&mut self) {
-        self.chan
-            .recv_waiters
-            .cancel(&mut self.key, self.chan.recv_signal());
+        self.chan.abandon_recv(&mut self.key);
     }
 }
 
@@ -1212,5 +1239,29 @@ mod tests {
         assert_eq!(rx.chan.recv_waiters.waiting(), 0);
         assert_eq!(rx2.chan.recv_waiters.waiting(), 0);
         assert!(!super::select::probing());
+    }
+
+    /// Rendezvous, as Go's: a send that finds a parked receiver hands the
+    /// value straight into it and completes in the same poll; one that finds
+    /// none parks an offer. `try_send` succeeds only in the first case.
+    #[test]
+    fn rendezvous_send_to_a_parked_receiver_completes_at_once() {
+        let (tx, rx) = rendezvous::<u32>();
+        assert_eq!(tx.try_send(1), Err(TrySendError::Full(1)));
+        let mut recv = Box::pin(rx.recv());
+        assert!(poll_once(recv.as_mut()).is_pending());
+        assert_eq!(poll_once(tx.send(2)), Poll::Ready(Ok(())));
+        assert_eq!(poll_once(recv.as_mut()), Poll::Ready(Ok(2)));
+
+        let mut recv = Box::pin(rx.recv());
+        assert!(poll_once(recv.as_mut()).is_pending());
+        assert_eq!(tx.try_send(3), Ok(()));
+        assert_eq!(poll_once(recv.as_mut()), Poll::Ready(Ok(3)));
+
+        // No receiver parked: the send parks its offer until one comes.
+        let mut send = Box::pin(tx.send(4));
+        assert!(poll_once(send.as_mut()).is_pending());
+        assert_eq!(rx.try_recv(), Ok(4));
+        assert_eq!(poll_once(send.as_mut()), Poll::Ready(Ok(())));
     }
 }
