@@ -277,9 +277,8 @@ impl<T: Copy> Producer<T> {
         #[cfg(not(loom))]
         {
             let base = self.ring.base();
-            // SAFETY: both runs are free slots (vacant, Acquire on head),
-            // inside the buffer, owned by the producer until publish; the
-            // source is a distinct borrow, so they do not overlap.
+            // SAFETY: both runs are free slots (Acquire on head) owned by the
+            // producer until publish; the source is a distinct borrow.
             unsafe {
                 std::ptr::copy_nonoverlapping(src.as_ptr(), base.add(start).cast::<T>(), first);
                 std::ptr::copy_nonoverlapping(src.as_ptr().add(first), base.cast::<T>(), second);
@@ -314,9 +313,8 @@ impl<T: Copy + Default> Producer<T> {
         if end > self.init_hwm {
             let base = self.ring.base();
             for i in self.init_hwm..end {
-                // SAFETY: slot i >= init_hwm was never written, so it is
-                // not a ready slot: it is free, inside the buffer, owned by
-                // the producer.
+                // SAFETY: slot i >= init_hwm was never written: a free slot in
+                // the buffer, owned by the producer.
                 unsafe { (*base.add(i)).write(T::default()) };
             }
             self.init_hwm = end;
@@ -508,9 +506,8 @@ impl<T: Copy> Consumer<T> {
         #[cfg(not(loom))]
         {
             let base = self.ring.base();
-            // SAFETY: both runs are ready slots (Acquire on tail), owned by
-            // the consumer until it releases them; `dst` is a distinct
-            // borrow.
+            // SAFETY: both runs are ready slots (Acquire on tail) owned by the
+            // consumer until it releases them; `dst` is a distinct borrow.
             unsafe {
                 std::ptr::copy_nonoverlapping(base.add(start).cast::<T>(), dst.as_mut_ptr(), first);
                 std::ptr::copy_nonoverlapping(
@@ -544,9 +541,8 @@ impl<T> Consumer<T> {
         let n = self.avail().min(max);
         let (start, first, second) = runs(self.head, n, self.ring.cap);
         let base = self.ring.base();
-        // SAFETY: both runs are ready slots (Acquire on tail): initialised,
-        // and neither written nor released while `&mut self` is borrowed
-        // (only the consumer releases).
+        // SAFETY: both runs are ready slots (Acquire on tail), initialised and
+        // untouched while `&mut self` is borrowed (only the consumer releases).
         unsafe {
             (
                 std::slice::from_raw_parts(base.add(start).cast::<T>(), first),

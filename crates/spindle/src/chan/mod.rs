@@ -297,11 +297,11 @@ impl<T> Chan<T> {
     /// but did not need — it took an earlier message in its own re-check
     /// after registering — is passed on while messages remain: otherwise a
     /// receiver could stay parked beside a buffered message (the race that
-    /// `loom_chan::array_two_parked_receivers` found).
+    /// `loom_chan::two_parked_receivers_pass_unneeded_wakeups_on` found).
     #[inline]
     fn recv_done(&self, key: &mut Option<usize>) {
         if key.is_some() && self.recv_waiters.complete(key, self.recv_signal()) && self.len() > 0 {
-            self.recv_waiters.pass_on(self.recv_signal());
+            self.recv_waiters.wake_oldest(self.recv_signal());
         }
     }
 
@@ -313,7 +313,7 @@ impl<T> Chan<T> {
             && self.send_waiters.complete(key, self.send_signal())
             && self.capacity().is_some_and(|cap| self.len() < cap)
         {
-            self.send_waiters.pass_on(self.send_signal());
+            self.send_waiters.wake_oldest(self.send_signal());
         }
     }
 
@@ -390,16 +390,10 @@ impl<T> Chan<T> {
                     return Poll::Pending
                 }
                 Err(TryRecvError::Empty) => {
-                    let b = backoff.get_or_insert_with(Backoff::for_poll);
-                    if b.is_done() {
-                        // Register, then re-check: from here on a send either
-                        // shows in the re-check or wakes us (`waiters.rs`).
+                    registered = wait_step(&mut backoff, || {
                         self.recv_waiters
-                            .register(key, cx.waker(), self.recv_signal());
-                        registered = true;
-                    } else {
-                        b.snooze();
-                    }
+                            .register(key, cx.waker(), self.recv_signal())
+                    });
                     continue;
                 }
             };
@@ -514,16 +508,10 @@ impl<T> Chan<T> {
             if registered || select::probing() {
                 return Poll::Pending;
             }
-            let b = backoff.get_or_insert_with(Backoff::for_poll);
-            if b.is_done() {
-                // Register, then re-check: from here on a receive either
-                // shows in the re-check or wakes us (`waiters.rs`).
+            registered = wait_step(&mut backoff, || {
                 self.send_waiters
-                    .register(key, cx.waker(), self.send_signal());
-                registered = true;
-            } else {
-                b.snooze();
-            }
+                    .register(key, cx.waker(), self.send_signal())
+            });
         }
     }
 
@@ -621,15 +609,11 @@ impl<T> Chan<T> {
                             break;
                         }
                     }
-                    if receivers_parked {
-                        // Even when closed: the run placed before the close
-                        // is receivable.
-                        self.recv_waiters.notify_many(n, a.recv_signal());
-                    }
+                    // When closed, the close woke every parked receiver.
                     if closed {
                         Err(())
                     } else {
-                        Ok((n, false))
+                        Ok((n, receivers_parked))
                     }
                 }
                 Flavor::Zero(_) => unreachable!(),
@@ -660,6 +644,22 @@ impl<T> Chan<T> {
                 *registered = true;
             }
         }
+    }
+}
+
+/// One step of waiting after a try that failed: spin a little (never on a
+/// scheduler thread, see `Backoff::for_poll`), and once that is done,
+/// `register` and return `true`. The caller then re-checks once more: from
+/// registration on, a change either shows in that re-check or wakes the
+/// waiter (`waiters.rs`).
+fn wait_step(backoff: &mut Option<Backoff>, register: impl FnOnce()) -> bool {
+    let b = backoff.get_or_insert_with(Backoff::for_poll);
+    if b.is_done() {
+        register();
+        true
+    } else {
+        b.snooze();
+        false
     }
 }
 
@@ -1199,7 +1199,8 @@ mod tests {
 
     /// A select that finds no arm ready joins the wait lists only in its
     /// second pass; with an `else` arm it never gets there, so it leaves no
-    /// waiter behind. A plain receive on the same empty channel does register.
+    /// waiter behind. Without `else`, it registers on every channel while
+    /// pending and unregisters when it completes or is dropped.
     #[test]
     fn probing_select_registers_nothing_until_its_second_pass() {
         let (tx, rx) = bounded::<u32>(1);

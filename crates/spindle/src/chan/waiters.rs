@@ -248,28 +248,32 @@ impl WaitList {
         }
     }
 
-    /// Wakes the oldest waiter, if any, whatever the signal says: passes on
-    /// a notification that its receiver did not use.
-    pub(crate) fn pass_on(&self, signal: Signal<'_>) {
-        self.wake_oldest(signal);
+    /// With [`Signal::Fence`]: whether anyone may wait, read after the fence
+    /// that pairs with the one in `register` (orders the caller's channel
+    /// update before our load of `waiting`). With [`Signal::Flag`] the
+    /// caller's claim already saw the flag up: yes.
+    fn may_have_waiters(&self, signal: Signal<'_>) -> bool {
+        match signal {
+            Signal::Fence => {
+                fence(Ordering::SeqCst);
+                self.waiting.load(Ordering::Relaxed) != 0
+            }
+            Signal::Flag(..) => true,
+        }
     }
 
     /// Wakes the oldest waiter, if any. Call after the channel state change
     /// that the waiter may be waiting for; with [`Signal::Flag`], only when
     /// the claim that made that change saw the flag up.
     pub(crate) fn notify_one(&self, signal: Signal<'_>) {
-        if let Signal::Fence = signal {
-            // Pairs with the fence in `register`: orders the caller's channel
-            // update before our load of `waiting`.
-            fence(Ordering::SeqCst);
-            if self.waiting.load(Ordering::Relaxed) == 0 {
-                return;
-            }
+        if self.may_have_waiters(signal) {
+            self.wake_oldest(signal);
         }
-        self.wake_oldest(signal);
     }
 
-    fn wake_oldest(&self, signal: Signal<'_>) {
+    /// Wakes the oldest waiter, if any, whatever the signal says: also how a
+    /// notification its waiter did not use is passed on.
+    pub(crate) fn wake_oldest(&self, signal: Signal<'_>) {
         let waker = {
             let mut s = lock(&self.inner);
             let k = s.head;
@@ -326,12 +330,8 @@ impl WaitList {
             }
             return;
         }
-        if let Signal::Fence = signal {
-            // Pairs with the fence in `register`, as in `notify_one`.
-            fence(Ordering::SeqCst);
-            if self.waiting.load(Ordering::Relaxed) == 0 {
-                return;
-            }
+        if !self.may_have_waiters(signal) {
+            return;
         }
         let wakers: Vec<Waker> = {
             let mut s = lock(&self.inner);

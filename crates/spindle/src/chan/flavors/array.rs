@@ -257,9 +257,8 @@ impl<T> Channel<T> {
                     Ordering::Relaxed,
                 ) {
                     Ok(_) => {
-                        // SAFETY: the CAS made us the only claimant of `pos`;
-                        // the stamp says the slot holds its message, fully
-                        // written.
+                        // SAFETY: the CAS made us the only claimant of `pos`,
+                        // whose stamp says its message is fully written.
                         let v = slot.msg.with(|p| unsafe { (*p).assume_init_read() });
                         // Release: pairs with the next lap's sender Acquire load.
                         slot.stamp

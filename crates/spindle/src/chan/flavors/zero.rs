@@ -103,9 +103,7 @@ impl<T> Inner<T> {
     }
 
     fn unqueue(&mut self, k: usize) {
-        if let Some(i) = self.queue.iter().position(|&q| q == k) {
-            self.queue.remove(i);
-        }
+        remove_key(&mut self.queue, k);
     }
 
     /// Puts `value` into the oldest waiting taker; returns its waker, or the
@@ -144,9 +142,14 @@ impl<T> Inner<T> {
     }
 
     fn unqueue_taker(&mut self, k: usize) {
-        if let Some(i) = self.takers_waiting.iter().position(|&q| q == k) {
-            self.takers_waiting.remove(i);
-        }
+        remove_key(&mut self.takers_waiting, k);
+    }
+}
+
+/// Removes key `k` from a FIFO of keys, if it is there.
+fn remove_key(q: &mut VecDeque<usize>, k: usize) {
+    if let Some(i) = q.iter().position(|&x| x == k) {
+        q.remove(i);
     }
 }
 
