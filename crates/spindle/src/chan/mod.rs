@@ -188,34 +188,50 @@ fn new<T>(flavor: Flavor<T>, policy: Policy) -> (Sender<T>, Receiver<T>) {
 }
 
 impl<T> Chan<T> {
+    /// The inlined first step of every send future: a blocking-policy ring
+    /// with a free slot takes the value out of `value` (one copy). `false`:
+    /// nothing done, take the full path ([`Chan::poll_send`]).
+    #[inline(always)]
+    fn send_fast(&self, value: &mut Option<T>) -> bool {
+        match (&self.flavor, self.policy) {
+            (Flavor::Array(a), Policy::Block) => match a.push_fast(value) {
+                Some(receivers_parked) => {
+                    if receivers_parked {
+                        self.recv_waiters.notify_one(a.recv_signal());
+                    }
+                    true
+                }
+                None => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// The inlined first step of every receive future, as
+    /// [`Chan::send_fast`]: a ring with a message ready.
+    #[inline(always)]
+    fn recv_fast(&self) -> Option<T> {
+        match &self.flavor {
+            Flavor::Array(a) => {
+                let (v, senders_parked) = a.pop_fast()?;
+                if senders_parked {
+                    self.send_waiters.notify_one(a.send_signal());
+                }
+                Some(v)
+            }
+            _ => None,
+        }
+    }
+
     #[inline]
     fn try_send(&self, v: T) -> Result<(), TrySendError<T>> {
         match &self.flavor {
             Flavor::Array(a) => {
+                // The common policy inline; the dropping ones out of line, so
+                // this stays small enough to inline into `poll_send`.
                 let receivers_parked = match self.policy {
                     Policy::Block => a.try_push(v)?,
-                    Policy::DropNewest => match a.try_push(v) {
-                        Err(TrySendError::Full(v)) => {
-                            drop(v);
-                            return Ok(());
-                        }
-                        r => r?,
-                    },
-                    Policy::DropOldest => {
-                        let mut v = v;
-                        loop {
-                            match a.try_push(v) {
-                                Err(TrySendError::Full(back)) => {
-                                    v = back;
-                                    // Make room; the dropped message counts as
-                                    // received by nobody. (No sender parks on
-                                    // a drop-oldest channel, so none is woken.)
-                                    drop(a.try_pop());
-                                }
-                                r => break r?,
-                            }
-                        }
-                    }
+                    _ => return self.try_send_dropping(a, v),
                 };
                 if receivers_parked {
                     self.recv_waiters.notify_one(a.recv_signal());
@@ -233,6 +249,40 @@ impl<T> Chan<T> {
                 Err((v, false)) => Err(TrySendError::Full(v)),
             },
         }
+    }
+
+    /// [`Chan::try_send`] on a `DropNewest` or `DropOldest` ring.
+    #[inline(never)]
+    fn try_send_dropping(&self, a: &array::Channel<T>, v: T) -> Result<(), TrySendError<T>> {
+        let receivers_parked = match self.policy {
+            Policy::Block => unreachable!("a blocking channel drops nothing"),
+            Policy::DropNewest => match a.try_push(v) {
+                Err(TrySendError::Full(v)) => {
+                    drop(v);
+                    return Ok(());
+                }
+                r => r?,
+            },
+            Policy::DropOldest => {
+                let mut v = v;
+                loop {
+                    match a.try_push(v) {
+                        Err(TrySendError::Full(back)) => {
+                            v = back;
+                            // Make room; the dropped message counts as
+                            // received by nobody. (No sender parks on
+                            // a drop-oldest channel, so none is woken.)
+                            drop(a.try_pop());
+                        }
+                        r => break r?,
+                    }
+                }
+            }
+        };
+        if receivers_parked {
+            self.recv_waiters.notify_one(a.recv_signal());
+        }
+        Ok(())
     }
 
     #[inline]
@@ -370,8 +420,9 @@ impl<T> Chan<T> {
         }
     }
 
-    /// One poll of a receive: try, spin briefly, park, re-check.
-    #[inline]
+    /// One poll of a receive: try, spin briefly, park, re-check. Out of
+    /// line: the futures inline only their fast paths.
+    #[inline(never)]
     fn poll_recv(
         &self,
         key: &mut Option<usize>,
@@ -450,7 +501,8 @@ impl<T> Chan<T> {
 
     /// One poll of a send. `value` is `Some` until the value is placed or
     /// handed back; `key` is the wait key (array), or the offer key (zero).
-    #[inline]
+    /// Out of line, as [`Chan::poll_recv`].
+    #[inline(never)]
     fn poll_send(
         &self,
         value: &mut Option<T>,
@@ -877,12 +929,17 @@ impl<T> Unpin for Send<'_, T> {}
 
 impl<T> Future for Send<'_, T> {
     type Output = Result<(), SendError<T>>;
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         if this.sender.detached.load(Ordering::Relaxed) {
             if let Some(v) = this.value.take() {
                 return Poll::Ready(Err(SendError(v)));
             }
+        }
+        // First poll, room in a ring: done here, inlined into the caller.
+        if this.key.is_none() && this.sender.chan.send_fast(&mut this.value) {
+            return Poll::Ready(Ok(()));
         }
         this.sender
             .chan
@@ -1082,15 +1139,25 @@ pub struct Recv<'a, T> {
 
 impl<T> Future for Recv<'_, T> {
     type Output = Result<T, RecvError>;
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
+        // First poll, a message in a ring: done here, inlined into the caller.
+        if this.key.is_none() {
+            if let Some(v) = this.chan.recv_fast() {
+                return Poll::Ready(Ok(v));
+            }
+        }
         this.chan.poll_recv(&mut this.key, cx)
     }
 }
 
 impl<T> Drop for Recv<'_, T> {
     fn drop(&mut self) {
-        self.chan.abandon_recv(&mut self.key);
+        // Nothing to give up unless a waiter or taker slot is held.
+        if self.key.is_some() {
+            self.chan.abandon_recv(&mut self.key);
+        }
     }
 }
 

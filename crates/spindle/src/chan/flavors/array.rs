@@ -98,11 +98,18 @@ impl<T> Channel<T> {
         }
     }
 
+    #[inline(always)]
     fn slot(&self, pos: u64) -> &Slot<T> {
-        &self.buf[(pos & (self.one_lap - 1)) as usize]
+        let index = (pos & (self.one_lap - 1)) as usize;
+        debug_assert!(index < self.buf.len());
+        // SAFETY: a position's index is below `cap` (`next` steps from index
+        // `cap - 1` to the next lap's 0; positions start at 0), and `buf`
+        // holds `cap` slots.
+        unsafe { self.buf.get_unchecked(index) }
     }
 
     /// The position after `pos`.
+    #[inline(always)]
     fn next(&self, pos: u64) -> u64 {
         if (pos & (self.one_lap - 1)) + 1 < self.cap {
             pos + 1
@@ -130,8 +137,24 @@ impl<T> Channel<T> {
     #[inline(always)]
     #[must_use = "a parked receiver must be woken"]
     pub(crate) fn try_push(&self, v: T) -> Result<bool, TrySendError<T>> {
-        // Fast path, kept small enough to inline (a large `T` is then moved
-        // straight into its slot): the next slot is free and the claim wins.
+        let mut v = Some(v);
+        match self.push_fast(&mut v) {
+            Some(parked) => Ok(parked),
+            None => self.push_slow(v.expect("push_fast left the value")),
+        }
+    }
+
+    /// The fast path of [`Channel::try_push`], small enough to inline: the
+    /// next slot is free and the claim wins at the first try. Moves the
+    /// value out of `value` straight into the slot (one copy, however large
+    /// `T` is) and returns as `try_push` does; `None`: nothing done (no
+    /// value, or take the slow path, which also tells full from closed).
+    #[inline(always)]
+    #[must_use = "a parked receiver must be woken"]
+    pub(crate) fn push_fast(&self, value: &mut Option<T>) -> Option<bool> {
+        if value.is_none() {
+            return None;
+        }
         let tail = self.tail.load(Ordering::Relaxed);
         let pos = tail >> SHIFT;
         let slot = self.slot(pos);
@@ -145,13 +168,20 @@ impl<T> Channel<T> {
             {
                 // SAFETY: as in `push_slow`: the CAS made us the only
                 // claimant of `pos`, whose stamp said empty (Acquire above).
-                slot.msg.with_mut(|p| unsafe { (*p).write(v) });
+                // The value is moved bitwise out of `value` (checked `Some`
+                // above), which is then overwritten with `None` without
+                // dropping: the slot owns the value now.
+                slot.msg.with_mut(|p| unsafe {
+                    let src: *const T = value.as_ref().unwrap_unchecked();
+                    std::ptr::copy_nonoverlapping(src, (*p).as_mut_ptr(), 1);
+                    std::ptr::write(value, None);
+                });
                 // Release: pairs with the receiver's Acquire stamp load.
                 slot.stamp.store(2 * pos + 1, Ordering::Release);
-                return Ok(tail & WAITING != 0);
+                return Some(tail & WAITING != 0);
             }
         }
-        self.push_slow(v)
+        None
     }
 
     #[cold]
@@ -212,8 +242,18 @@ impl<T> Channel<T> {
     #[inline(always)]
     #[must_use = "a parked sender must be woken"]
     pub(crate) fn try_pop(&self) -> Result<(T, bool), TryRecvError> {
-        // Fast path, as in `try_push`: the next slot is written and the
-        // claim wins.
+        match self.pop_fast() {
+            Some(got) => Ok(got),
+            None => self.pop_slow(),
+        }
+    }
+
+    /// The fast path of [`Channel::try_pop`], as [`Channel::push_fast`]: the
+    /// next slot is written and the claim wins at the first try. `None`:
+    /// take the slow path, which tells empty from closed.
+    #[inline(always)]
+    #[must_use = "a parked sender must be woken"]
+    pub(crate) fn pop_fast(&self) -> Option<(T, bool)> {
         let head = self.head.load(Ordering::Relaxed);
         let pos = head >> SHIFT;
         let slot = self.slot(pos);
@@ -231,10 +271,10 @@ impl<T> Channel<T> {
                 // Release: pairs with the next lap's sender Acquire load.
                 slot.stamp
                     .store(2 * (pos + self.one_lap), Ordering::Release);
-                return Ok((v, head & WAITING != 0));
+                return Some((v, head & WAITING != 0));
             }
         }
-        self.pop_slow()
+        None
     }
 
     #[cold]
