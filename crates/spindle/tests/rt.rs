@@ -711,3 +711,47 @@ fn a_ping_pong_pair_does_not_starve_a_task_queued_behind_it() {
         .expect("the task behind the ping-pong pair never ran");
     assert!(rounds >= 1);
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "a scheduling-policy check, not a memory one")]
+fn a_lone_ping_pong_pair_stays_on_one_worker() {
+    // Each time the pair hits the cap on LIFO polls, the capped task goes to
+    // the back of an otherwise empty ring: it is the worker's next task, and
+    // waking the idle worker would only get it stolen, splitting the pair
+    // across cores (Tokio wakes one there, and so did this scheduler).
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(2)
+        .handoff_after(None)
+        .build()
+        .unwrap();
+    let rounds = 20_000u64;
+    let sum = rt.block_on(async move {
+        let (to_b, from_a) = spindle::chan::rendezvous::<u64>();
+        let (to_a, from_b) = spindle::chan::rendezvous::<u64>();
+        let b = spindle::spawn(async move {
+            while let Ok(v) = from_a.recv().await {
+                to_a.send(v).await.unwrap();
+            }
+        });
+        let a = spindle::spawn(async move {
+            let mut sum = 0;
+            for i in 0..rounds {
+                to_b.send(i).await.unwrap();
+                sum += from_b.recv().await.unwrap();
+            }
+            sum
+        });
+        let sum = a.await.unwrap();
+        b.await.unwrap();
+        sum
+    });
+    assert_eq!(sum, rounds * (rounds - 1) / 2);
+    // ~2,500 cap events (two polls per round trip, cap 16); when each woke
+    // the other worker, a fifth to a third of the polls ran there.
+    let polls: Vec<u64> = rt.metrics().workers.iter().map(|w| w.polls).collect();
+    let (total, most) = (polls.iter().sum::<u64>(), *polls.iter().max().unwrap());
+    assert!(
+        total - most < rounds / 100,
+        "the pair was split across workers: polls per worker {polls:?}"
+    );
+}

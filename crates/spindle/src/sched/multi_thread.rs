@@ -8,7 +8,8 @@
 //! 1. every `GLOBAL_POLL_INTERVAL` ticks, the injector first (fairness: tasks
 //!    scheduled from outside cannot starve behind a busy local queue);
 //! 2. the LIFO slot, at most `MAX_LIFO_POLLS` times in a row (then the task
-//!    goes to the back of the ring, so a ping-pong pair cannot starve the rest);
+//!    goes to the back of the ring, so a ping-pong pair cannot starve the rest;
+//!    an idle worker is woken for it only if the ring held other tasks);
 //! 3. its ring; 4. a batch from the injector;
 //! 5. stealing half of another worker's ring, as one of at most half the
 //!    workers searching (`idle.rs`), spinning a few rounds before
@@ -38,11 +39,12 @@ use std::time::Duration;
 /// batch sizes).
 const GLOBAL_POLL_INTERVAL: u32 = 61;
 /// Consecutive LIFO-slot polls before the slot's task yields to the ring.
-/// Each time it does, an idle worker is woken and may steal it, splitting a
-/// message-passing pair across cores (a cross-core wake costs hundreds of
-/// ns on the project's VM): at 3 (Tokio's) chan_unbuffered ran 1.8x slower
-/// on 2 workers than on 1; at 16 a pair stays together 5x longer, and a
-/// task in the ring still waits only microseconds of LIFO polls.
+/// When the ring holds other tasks, an idle worker is then woken and may
+/// steal the capped one, splitting a message-passing pair across cores (a
+/// cross-core wake costs hundreds of ns on the project's VM; at 3, Tokio's
+/// cap, chan_unbuffered ran 1.8x slower on 2 workers than on 1). At 16 a
+/// task in the ring still waits only microseconds of LIFO polls. A lone pair
+/// wakes nobody at the cap (`run_task`) and stays on its worker.
 const MAX_LIFO_POLLS: u32 = 16;
 /// Rounds of stealing before a worker parks (one under loom, to keep the
 /// models small).
@@ -549,10 +551,17 @@ impl WorkerCtx {
                 return Some(core);
             };
             if core.lifo_polls >= MAX_LIFO_POLLS {
+                // Behind the ring's tasks, for fairness. An idle worker is
+                // woken only if the ring held others: alone there, the task
+                // is this worker's very next one, and a thief would only
+                // split a message-passing pair across cores.
+                let others_waiting = !core.queue.is_empty();
                 if core.queue.push_back(task, &self.shared().inject) {
                     bump(&counters.overflows, 1);
                 }
-                self.shared().notify_parked();
+                if others_waiting {
+                    self.shared().notify_parked();
+                }
                 return Some(core);
             }
             core.lifo_polls += 1;
