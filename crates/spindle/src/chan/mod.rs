@@ -208,18 +208,18 @@ impl<T> Chan<T> {
     }
 
     /// The inlined first step of every receive future, as
-    /// [`Chan::send_fast`]: a ring with a message ready.
+    /// [`Chan::send_fast`]: a ring with a message ready, or seen empty.
     #[inline(always)]
-    fn recv_fast(&self) -> Option<T> {
+    fn recv_fast(&self) -> array::PopFast<T> {
         match &self.flavor {
             Flavor::Array(a) => {
-                let (v, senders_parked) = a.pop_fast()?;
-                if senders_parked {
+                let got = a.pop_fast();
+                if let array::PopFast::Got(_, true) = got {
                     self.send_waiters.notify_one(a.send_signal());
                 }
-                Some(v)
+                got
             }
-            _ => None,
+            _ => array::PopFast::Slow,
         }
     }
 
@@ -1143,9 +1143,13 @@ impl<T> Future for Recv<'_, T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         // First poll, a message in a ring: done here, inlined into the caller.
+        // A `select!` probe of an empty ring stops here too (`poll_recv`
+        // would return the same `Pending`, registering nothing).
         if this.key.is_none() {
-            if let Some(v) = this.chan.recv_fast() {
-                return Poll::Ready(Ok(v));
+            match this.chan.recv_fast() {
+                array::PopFast::Got(v, _) => return Poll::Ready(Ok(v)),
+                array::PopFast::Empty if select::probing() => return Poll::Pending,
+                _ => {}
             }
         }
         this.chan.poll_recv(&mut this.key, cx)

@@ -61,6 +61,16 @@ const WAITING: u64 = 2;
 const FLAGS: u64 = CLOSED | WAITING;
 const SHIFT: u32 = 2;
 
+/// What [`Channel::pop_fast`] saw.
+pub(crate) enum PopFast<T> {
+    /// A message; `true`: senders may be parked (wake one).
+    Got(T, bool),
+    /// Nothing sent and not closed.
+    Empty,
+    /// Anything else: ask `pop_slow`.
+    Slow,
+}
+
 struct Slot<T> {
     stamp: AtomicU64,
     msg: UnsafeCell<MaybeUninit<T>>,
@@ -243,17 +253,19 @@ impl<T> Channel<T> {
     #[must_use = "a parked sender must be woken"]
     pub(crate) fn try_pop(&self) -> Result<(T, bool), TryRecvError> {
         match self.pop_fast() {
-            Some(got) => Ok(got),
-            None => self.pop_slow(),
+            PopFast::Got(v, senders_parked) => Ok((v, senders_parked)),
+            PopFast::Empty => Err(TryRecvError::Empty),
+            PopFast::Slow => self.pop_slow(),
         }
     }
 
     /// The fast path of [`Channel::try_pop`], as [`Channel::push_fast`]: the
-    /// next slot is written and the claim wins at the first try. `None`:
-    /// take the slow path, which tells empty from closed.
+    /// next slot is written and the claim wins at the first try.
+    /// [`PopFast::Empty`] when the ring was seen empty and open (a `select!`
+    /// probe can stop there); [`PopFast::Slow`]: take the slow path.
     #[inline(always)]
     #[must_use = "a parked sender must be woken"]
-    pub(crate) fn pop_fast(&self) -> Option<(T, bool)> {
+    pub(crate) fn pop_fast(&self) -> PopFast<T> {
         let head = self.head.load(Ordering::Relaxed);
         let pos = head >> SHIFT;
         let slot = self.slot(pos);
@@ -271,10 +283,17 @@ impl<T> Channel<T> {
                 // Release: pairs with the next lap's sender Acquire load.
                 slot.stamp
                     .store(2 * (pos + self.one_lap), Ordering::Release);
-                return Some((v, head & WAITING != 0));
+                return PopFast::Got(v, head & WAITING != 0);
             }
+            return PopFast::Slow;
         }
-        None
+        // As in `pop_slow`: no message at `pos`, and no send claimed it.
+        let tail = self.tail.load(Ordering::Relaxed);
+        if tail >> SHIFT <= pos && tail & CLOSED == 0 {
+            PopFast::Empty
+        } else {
+            PopFast::Slow
+        }
     }
 
     #[cold]
