@@ -187,39 +187,86 @@ fn new<T>(flavor: Flavor<T>, policy: Policy) -> (Sender<T>, Receiver<T>) {
     )
 }
 
+/// What a future's inlined fast path learned before it called the
+/// out-of-line poll, so that the poll does not repeat it (each repeated load
+/// or claim is also one more step for the loom models to interleave).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Seen {
+    /// Nothing tried: a later poll, or no fast path for this flavor/policy.
+    Nothing,
+    /// The ring was empty (receive) or full (send), and open: register
+    /// first, then re-check.
+    Idle,
+    /// The fast path lost a claim race, met a slot mid-write or mid-read, or
+    /// a close: start at the ring's slow path.
+    Busy,
+}
+
 impl<T> Chan<T> {
     /// The inlined first step of every send future: a blocking-policy ring
-    /// with a free slot takes the value out of `value` (one copy). `false`:
-    /// nothing done, take the full path ([`Chan::poll_send`]).
+    /// with a free slot takes the value out of `value` (one copy). `Err`:
+    /// nothing done, and what was seen.
     #[inline(always)]
-    fn send_fast(&self, value: &mut Option<T>) -> bool {
+    fn send_fast(&self, value: &mut Option<T>) -> Result<(), Seen> {
         match (&self.flavor, self.policy) {
             (Flavor::Array(a), Policy::Block) => match a.push_fast(value) {
-                Some(receivers_parked) => {
+                array::PushFast::Done(receivers_parked) => {
                     if receivers_parked {
                         self.recv_waiters.notify_one(a.recv_signal());
                     }
-                    true
+                    Ok(())
                 }
-                None => false,
+                array::PushFast::Full => Err(Seen::Idle),
+                array::PushFast::Slow => Err(Seen::Busy),
             },
-            _ => false,
+            _ => Err(Seen::Nothing),
         }
     }
 
     /// The inlined first step of every receive future, as
-    /// [`Chan::send_fast`]: a ring with a message ready, or seen empty.
+    /// [`Chan::send_fast`]: a ring with a message ready (the value goes
+    /// straight into `Ready`); `Err`: nothing taken, and what was seen.
     #[inline(always)]
-    fn recv_fast(&self) -> array::PopFast<T> {
+    fn recv_fast(&self) -> Result<Poll<Result<T, RecvError>>, Seen> {
         match &self.flavor {
-            Flavor::Array(a) => {
-                let got = a.pop_fast();
-                if let array::PopFast::Got(_, true) = got {
+            Flavor::Array(a) => match a.pop_fast() {
+                array::PopFast::Got(v, senders_parked) => {
+                    if senders_parked {
+                        self.send_waiters.notify_one(a.send_signal());
+                    }
+                    Ok(Poll::Ready(Ok(v)))
+                }
+                array::PopFast::Empty => Err(Seen::Idle),
+                array::PopFast::Slow => Err(Seen::Busy),
+            },
+            _ => Err(Seen::Nothing),
+        }
+    }
+
+    /// A send's first try after its fast path saw `seen` (not `Idle`).
+    fn first_send(&self, v: T, seen: Seen) -> Result<(), TrySendError<T>> {
+        match (&self.flavor, seen) {
+            (Flavor::Array(a), Seen::Busy) => {
+                if a.push_slow(v)? {
+                    self.recv_waiters.notify_one(a.recv_signal());
+                }
+                Ok(())
+            }
+            _ => self.try_send(v),
+        }
+    }
+
+    /// A receive's first try after its fast path saw [`Seen::Busy`].
+    fn first_recv(&self, seen: Seen) -> Result<T, TryRecvError> {
+        match (&self.flavor, seen) {
+            (Flavor::Array(a), Seen::Busy) => {
+                let (v, senders_parked) = a.pop_slow()?;
+                if senders_parked {
                     self.send_waiters.notify_one(a.send_signal());
                 }
-                got
+                Ok(v)
             }
-            _ => array::PopFast::Slow,
+            _ => self.try_recv(),
         }
     }
 
@@ -350,7 +397,8 @@ impl<T> Chan<T> {
     /// `loom_chan::two_parked_receivers_pass_unneeded_wakeups_on` found).
     #[inline]
     fn recv_done(&self, key: &mut Option<usize>) {
-        if key.is_some() && self.recv_waiters.complete(key, self.recv_signal()) && self.len() > 0 {
+        if key.is_some() && self.recv_waiters.complete(key, self.recv_signal()) && !self.is_empty()
+        {
             self.recv_waiters.wake_oldest(self.recv_signal());
         }
     }
@@ -412,6 +460,13 @@ impl<T> Chan<T> {
         }
     }
 
+    fn is_empty(&self) -> bool {
+        match &self.flavor {
+            Flavor::Array(a) => a.is_empty(),
+            _ => self.len() == 0,
+        }
+    }
+
     fn capacity(&self) -> Option<usize> {
         match &self.flavor {
             Flavor::Array(a) => Some(a.capacity()),
@@ -421,35 +476,43 @@ impl<T> Chan<T> {
     }
 
     /// One poll of a receive: try, spin briefly, park, re-check. Out of
-    /// line: the futures inline only their fast paths.
+    /// line: the futures inline only their fast paths, and pass on what
+    /// theirs saw: after [`Seen::Idle`] the first try is skipped (the
+    /// re-check after registering still comes), after [`Seen::Busy`] it
+    /// starts at the ring's slow path.
     #[inline(never)]
     fn poll_recv(
         &self,
         key: &mut Option<usize>,
         cx: &mut Context<'_>,
+        seen: Seen,
     ) -> Poll<Result<T, RecvError>> {
         if let Flavor::Zero(z) = &self.flavor {
             return z.poll_take(key, cx.waker(), !select::probing());
         }
         let mut backoff: Option<Backoff> = None;
         let mut registered = false;
+        let mut seen = seen;
         loop {
-            let got = match self.try_recv() {
-                Ok(v) => Ok(v),
-                Err(TryRecvError::Closed) => Err(RecvError),
-                Err(TryRecvError::Empty) if registered || select::probing() => {
-                    return Poll::Pending
+            let seen = std::mem::replace(&mut seen, Seen::Nothing);
+            if seen != Seen::Idle {
+                let done = match self.first_recv(seen) {
+                    Ok(v) => Some(Ok(v)),
+                    Err(TryRecvError::Closed) => Some(Err(RecvError)),
+                    Err(TryRecvError::Empty) => None,
+                };
+                if let Some(got) = done {
+                    self.recv_done(key);
+                    return Poll::Ready(got);
                 }
-                Err(TryRecvError::Empty) => {
-                    registered = wait_step(&mut backoff, || {
-                        self.recv_waiters
-                            .register(key, cx.waker(), self.recv_signal())
-                    });
-                    continue;
-                }
-            };
-            self.recv_done(key);
-            return Poll::Ready(got);
+            }
+            if registered || select::probing() {
+                return Poll::Pending;
+            }
+            registered = wait_step(&mut backoff, || {
+                self.recv_waiters
+                    .register(key, cx.waker(), self.recv_signal())
+            });
         }
     }
 
@@ -501,13 +564,14 @@ impl<T> Chan<T> {
 
     /// One poll of a send. `value` is `Some` until the value is placed or
     /// handed back; `key` is the wait key (array), or the offer key (zero).
-    /// Out of line, as [`Chan::poll_recv`].
+    /// Out of line, and `seen` as in [`Chan::poll_recv`].
     #[inline(never)]
     fn poll_send(
         &self,
         value: &mut Option<T>,
         key: &mut Option<usize>,
         cx: &mut Context<'_>,
+        seen: Seen,
     ) -> Poll<Result<(), SendError<T>>> {
         if let Flavor::Zero(z) = &self.flavor {
             return match *key {
@@ -544,18 +608,22 @@ impl<T> Chan<T> {
         }
         let mut backoff: Option<Backoff> = None;
         let mut registered = false;
+        let mut seen = seen;
         loop {
-            let v = value.take().expect("send polled after completion");
-            match self.try_send(v) {
-                Ok(()) => {
-                    self.send_done(key);
-                    return Poll::Ready(Ok(()));
+            let seen = std::mem::replace(&mut seen, Seen::Nothing);
+            if seen != Seen::Idle {
+                let v = value.take().expect("send polled after completion");
+                match self.first_send(v, seen) {
+                    Ok(()) => {
+                        self.send_done(key);
+                        return Poll::Ready(Ok(()));
+                    }
+                    Err(TrySendError::Closed(v)) => {
+                        self.send_done(key);
+                        return Poll::Ready(Err(SendError(v)));
+                    }
+                    Err(TrySendError::Full(v)) => *value = Some(v),
                 }
-                Err(TrySendError::Closed(v)) => {
-                    self.send_done(key);
-                    return Poll::Ready(Err(SendError(v)));
-                }
-                Err(TrySendError::Full(v)) => *value = Some(v),
             }
             if registered || select::probing() {
                 return Poll::Pending;
@@ -598,7 +666,7 @@ impl<T> Chan<T> {
                         None => return Poll::Ready(Ok(())),
                     }
                 }
-                match self.poll_send(zero_value, key, cx) {
+                match self.poll_send(zero_value, key, cx, Seen::Nothing) {
                     Poll::Ready(Ok(())) => continue,
                     Poll::Ready(Err(SendError(v))) => {
                         items.push_front(v);
@@ -854,7 +922,7 @@ impl<T> Sender<T> {
 
     /// Whether nothing is buffered.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.chan.is_empty()
     }
 
     /// `Some(n)` for bounded (`0` for rendezvous), `None` for unbounded.
@@ -937,13 +1005,22 @@ impl<T> Future for Send<'_, T> {
                 return Poll::Ready(Err(SendError(v)));
             }
         }
-        // First poll, room in a ring: done here, inlined into the caller.
-        if this.key.is_none() && this.sender.chan.send_fast(&mut this.value) {
-            return Poll::Ready(Ok(()));
+        // First poll, room in a ring: done here, inlined into the caller;
+        // otherwise the out-of-line poll starts where the fast path stopped.
+        let chan = &this.sender.chan;
+        if this.key.is_none() {
+            match chan.send_fast(&mut this.value) {
+                Ok(()) => return Poll::Ready(Ok(())),
+                Err(Seen::Idle) => {
+                    return chan.poll_send(&mut this.value, &mut this.key, cx, Seen::Idle)
+                }
+                Err(Seen::Busy) => {
+                    return chan.poll_send(&mut this.value, &mut this.key, cx, Seen::Busy)
+                }
+                Err(Seen::Nothing) => {}
+            }
         }
-        this.sender
-            .chan
-            .poll_send(&mut this.value, &mut this.key, cx)
+        chan.poll_send(&mut this.value, &mut this.key, cx, Seen::Nothing)
     }
 }
 
@@ -1078,7 +1155,7 @@ impl<T> Receiver<T> {
 
     /// Whether nothing is buffered.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.chan.is_empty()
     }
 
     /// `Some(n)` for bounded (`0` for rendezvous), `None` for unbounded.
@@ -1144,15 +1221,18 @@ impl<T> Future for Recv<'_, T> {
         let this = self.get_mut();
         // First poll, a message in a ring: done here, inlined into the caller.
         // A `select!` probe of an empty ring stops here too (`poll_recv`
-        // would return the same `Pending`, registering nothing).
+        // would return the same `Pending`, registering nothing); otherwise an
+        // empty ring goes straight to registering.
         if this.key.is_none() {
             match this.chan.recv_fast() {
-                array::PopFast::Got(v, _) => return Poll::Ready(Ok(v)),
-                array::PopFast::Empty if select::probing() => return Poll::Pending,
-                _ => {}
+                Ok(ready) => return ready,
+                Err(Seen::Idle) if select::probing() => return Poll::Pending,
+                Err(Seen::Idle) => return this.chan.poll_recv(&mut this.key, cx, Seen::Idle),
+                Err(Seen::Busy) => return this.chan.poll_recv(&mut this.key, cx, Seen::Busy),
+                Err(Seen::Nothing) => {}
             }
         }
-        this.chan.poll_recv(&mut this.key, cx)
+        this.chan.poll_recv(&mut this.key, cx, Seen::Nothing)
     }
 }
 
@@ -1196,14 +1276,14 @@ impl<T> futures_core::Stream for Receiver<T> {
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
         let this = self.get_mut();
         this.chan
-            .poll_recv(&mut this.stream_key, cx)
+            .poll_recv(&mut this.stream_key, cx, Seen::Nothing)
             .map(Result::ok)
     }
 }
 
 impl<T> futures_core::FusedStream for Receiver<T> {
     fn is_terminated(&self) -> bool {
-        self.chan.is_closed() && self.chan.len() == 0
+        self.chan.is_closed() && self.chan.is_empty()
     }
 }
 
@@ -1212,9 +1292,12 @@ impl<T> Sender<T> {
         if self.sink_pending.is_none() && self.sink_key.is_none() {
             return Poll::Ready(Ok(()));
         }
-        let r = self
-            .chan
-            .poll_send(&mut self.sink_pending, &mut self.sink_key, cx);
+        let r = self.chan.poll_send(
+            &mut self.sink_pending,
+            &mut self.sink_key,
+            cx,
+            Seen::Nothing,
+        );
         if r.is_ready() {
             self.sink_pending = None;
         }

@@ -61,6 +61,17 @@ const WAITING: u64 = 2;
 const FLAGS: u64 = CLOSED | WAITING;
 const SHIFT: u32 = 2;
 
+/// What [`Channel::push_fast`] saw.
+pub(crate) enum PushFast {
+    /// Placed; `true`: receivers may be parked (wake one).
+    Done(bool),
+    /// The ring was full and open; the value is still the caller's.
+    Full,
+    /// Anything else (a lost claim, a slot mid-read, closed, no value): ask
+    /// `push_slow`; the value is still the caller's.
+    Slow,
+}
+
 /// What [`Channel::pop_fast`] saw.
 pub(crate) enum PopFast<T> {
     /// A message; `true`: senders may be parked (wake one).
@@ -149,27 +160,33 @@ impl<T> Channel<T> {
     pub(crate) fn try_push(&self, v: T) -> Result<bool, TrySendError<T>> {
         let mut v = Some(v);
         match self.push_fast(&mut v) {
-            Some(parked) => Ok(parked),
-            None => self.push_slow(v.expect("push_fast left the value")),
+            PushFast::Done(parked) => Ok(parked),
+            PushFast::Full => Err(TrySendError::Full(v.expect("push_fast left the value"))),
+            PushFast::Slow => self.push_slow(v.expect("push_fast left the value")),
         }
     }
 
     /// The fast path of [`Channel::try_push`], small enough to inline: the
     /// next slot is free and the claim wins at the first try. Moves the
     /// value out of `value` straight into the slot (one copy, however large
-    /// `T` is) and returns as `try_push` does; `None`: nothing done (no
-    /// value, or take the slow path, which also tells full from closed).
+    /// `T` is). [`PushFast::Full`] when the ring was seen full and open (a
+    /// caller can register at once, or a `select!` probe stop there);
+    /// otherwise nothing is done and the slow path tells the rest apart.
     #[inline(always)]
     #[must_use = "a parked receiver must be woken"]
-    pub(crate) fn push_fast(&self, value: &mut Option<T>) -> Option<bool> {
+    pub(crate) fn push_fast(&self, value: &mut Option<T>) -> PushFast {
         if value.is_none() {
-            return None;
+            return PushFast::Slow;
         }
         let tail = self.tail.load(Ordering::Relaxed);
         let pos = tail >> SHIFT;
         let slot = self.slot(pos);
+        if tail & CLOSED != 0 {
+            return PushFast::Slow;
+        }
         // Acquire: as in `push_slow`.
-        if tail & CLOSED == 0 && slot.stamp.load(Ordering::Acquire) == 2 * pos {
+        let stamp = slot.stamp.load(Ordering::Acquire);
+        if stamp == 2 * pos {
             let new = (self.next(pos) << SHIFT) | (tail & FLAGS);
             if self
                 .tail
@@ -188,15 +205,31 @@ impl<T> Channel<T> {
                 });
                 // Release: pairs with the receiver's Acquire stamp load.
                 slot.stamp.store(2 * pos + 1, Ordering::Release);
-                return Some(tail & WAITING != 0);
+                return PushFast::Done(tail & WAITING != 0);
             }
+            return PushFast::Slow;
         }
-        None
+        self.full_or_slow(pos, stamp)
+    }
+
+    /// The rest of [`Channel::push_fast`], out of line to keep the inlined
+    /// part small: as in `push_slow`, the slot at `pos` still holds the
+    /// previous lap's message and no receiver has claimed it: full.
+    #[cold]
+    #[inline(never)]
+    fn full_or_slow(&self, pos: u64, stamp: u64) -> PushFast {
+        if stamp + 2 * self.one_lap == 2 * pos + 1
+            && (self.head.load(Ordering::Relaxed) >> SHIFT) + self.one_lap <= pos
+        {
+            PushFast::Full
+        } else {
+            PushFast::Slow
+        }
     }
 
     #[cold]
     #[inline(never)]
-    fn push_slow(&self, v: T) -> Result<bool, TrySendError<T>> {
+    pub(crate) fn push_slow(&self, v: T) -> Result<bool, TrySendError<T>> {
         let mut backoff = Backoff::new();
         let mut tail = self.tail.load(Ordering::Relaxed);
         loop {
@@ -298,7 +331,7 @@ impl<T> Channel<T> {
 
     #[cold]
     #[inline(never)]
-    fn pop_slow(&self) -> Result<(T, bool), TryRecvError> {
+    pub(crate) fn pop_slow(&self) -> Result<(T, bool), TryRecvError> {
         let mut backoff = Backoff::new();
         let mut head = self.head.load(Ordering::Relaxed);
         loop {
@@ -458,6 +491,15 @@ impl<T> Channel<T> {
 
     pub(crate) fn is_closed(&self) -> bool {
         self.tail.load(Ordering::SeqCst) & CLOSED != 0
+    }
+
+    /// Whether nothing is buffered, cheaper than `len() == 0`: `head` is
+    /// read first and never passes `tail`, so a message present at both loads
+    /// makes the two positions differ (positions carry the lap: a full ring's
+    /// differ too).
+    pub(crate) fn is_empty(&self) -> bool {
+        let head = self.head.load(Ordering::SeqCst) >> SHIFT;
+        head == self.tail.load(Ordering::SeqCst) >> SHIFT
     }
 
     pub(crate) fn len(&self) -> usize {
