@@ -243,8 +243,9 @@ impl<T> Chan<T> {
         }
     }
 
-    /// A send's first try after its fast path saw `seen` (not `Idle`).
-    fn first_send(&self, v: T, seen: Seen) -> Result<(), TrySendError<T>> {
+    /// A send's try in `poll_send`: from the ring's slow path when the fast
+    /// path saw [`Seen::Busy`], else the whole [`Chan::try_send`].
+    fn try_send_after(&self, v: T, seen: Seen) -> Result<(), TrySendError<T>> {
         match (&self.flavor, seen) {
             (Flavor::Array(a), Seen::Busy) => {
                 if a.push_slow(v)? {
@@ -256,8 +257,8 @@ impl<T> Chan<T> {
         }
     }
 
-    /// A receive's first try after its fast path saw [`Seen::Busy`].
-    fn first_recv(&self, seen: Seen) -> Result<T, TryRecvError> {
+    /// A receive's try in `poll_recv`, as [`Chan::try_send_after`].
+    fn try_recv_after(&self, seen: Seen) -> Result<T, TryRecvError> {
         match (&self.flavor, seen) {
             (Flavor::Array(a), Seen::Busy) => {
                 let (v, senders_parked) = a.pop_slow()?;
@@ -496,7 +497,7 @@ impl<T> Chan<T> {
         loop {
             let seen = std::mem::replace(&mut seen, Seen::Nothing);
             if seen != Seen::Idle {
-                let done = match self.first_recv(seen) {
+                let done = match self.try_recv_after(seen) {
                     Ok(v) => Some(Ok(v)),
                     Err(TryRecvError::Closed) => Some(Err(RecvError)),
                     Err(TryRecvError::Empty) => None,
@@ -613,7 +614,7 @@ impl<T> Chan<T> {
             let seen = std::mem::replace(&mut seen, Seen::Nothing);
             if seen != Seen::Idle {
                 let v = value.take().expect("send polled after completion");
-                match self.first_send(v, seen) {
+                match self.try_send_after(v, seen) {
                     Ok(()) => {
                         self.send_done(key);
                         return Poll::Ready(Ok(()));
