@@ -203,6 +203,23 @@ enum Seen {
 }
 
 impl<T> Chan<T> {
+    /// After a claim on the ring `a` that placed a message: wakes a parked
+    /// receiver when the claimed word said one may wait.
+    #[inline(always)]
+    fn wake_receiver_if(&self, a: &array::Channel<T>, receivers_parked: bool) {
+        if receivers_parked {
+            self.recv_waiters.notify_one(a.recv_signal());
+        }
+    }
+
+    /// [`Chan::wake_receiver_if`] after a claim that took a message.
+    #[inline(always)]
+    fn wake_sender_if(&self, a: &array::Channel<T>, senders_parked: bool) {
+        if senders_parked {
+            self.send_waiters.notify_one(a.send_signal());
+        }
+    }
+
     /// The inlined first step of every send future: a blocking-policy ring
     /// with a free slot takes the value out of `value` (one copy). `Err`:
     /// nothing done, and what was seen.
@@ -211,9 +228,7 @@ impl<T> Chan<T> {
         match (&self.flavor, self.policy) {
             (Flavor::Array(a), Policy::Block) => match a.push_fast(value) {
                 array::PushFast::Done(receivers_parked) => {
-                    if receivers_parked {
-                        self.recv_waiters.notify_one(a.recv_signal());
-                    }
+                    self.wake_receiver_if(a, receivers_parked);
                     Ok(())
                 }
                 array::PushFast::Full => Err(Seen::Idle),
@@ -231,9 +246,7 @@ impl<T> Chan<T> {
         match &self.flavor {
             Flavor::Array(a) => match a.pop_fast() {
                 array::PopFast::Got(v, senders_parked) => {
-                    if senders_parked {
-                        self.send_waiters.notify_one(a.send_signal());
-                    }
+                    self.wake_sender_if(a, senders_parked);
                     Ok(Poll::Ready(Ok(v)))
                 }
                 array::PopFast::Empty => Err(Seen::Idle),
@@ -248,9 +261,7 @@ impl<T> Chan<T> {
     fn try_send_after(&self, v: T, seen: Seen) -> Result<(), TrySendError<T>> {
         match (&self.flavor, seen) {
             (Flavor::Array(a), Seen::Busy) => {
-                if a.push_slow(v)? {
-                    self.recv_waiters.notify_one(a.recv_signal());
-                }
+                self.wake_receiver_if(a, a.push_slow(v)?);
                 Ok(())
             }
             _ => self.try_send(v),
@@ -262,9 +273,7 @@ impl<T> Chan<T> {
         match (&self.flavor, seen) {
             (Flavor::Array(a), Seen::Busy) => {
                 let (v, senders_parked) = a.pop_slow()?;
-                if senders_parked {
-                    self.send_waiters.notify_one(a.send_signal());
-                }
+                self.wake_sender_if(a, senders_parked);
                 Ok(v)
             }
             _ => self.try_recv(),
@@ -281,9 +290,7 @@ impl<T> Chan<T> {
                     Policy::Block => a.try_push(v)?,
                     _ => return self.try_send_dropping(a, v),
                 };
-                if receivers_parked {
-                    self.recv_waiters.notify_one(a.recv_signal());
-                }
+                self.wake_receiver_if(a, receivers_parked);
                 Ok(())
             }
             Flavor::List(l) => {
@@ -327,9 +334,7 @@ impl<T> Chan<T> {
                 }
             }
         };
-        if receivers_parked {
-            self.recv_waiters.notify_one(a.recv_signal());
-        }
+        self.wake_receiver_if(a, receivers_parked);
         Ok(())
     }
 
@@ -338,9 +343,7 @@ impl<T> Chan<T> {
         match &self.flavor {
             Flavor::Array(a) => {
                 let (v, senders_parked) = a.try_pop()?;
-                if senders_parked {
-                    self.send_waiters.notify_one(a.send_signal());
-                }
+                self.wake_sender_if(a, senders_parked);
                 Ok(v)
             }
             Flavor::List(l) => l.try_pop(),
@@ -486,14 +489,13 @@ impl<T> Chan<T> {
         &self,
         key: &mut Option<usize>,
         cx: &mut Context<'_>,
-        seen: Seen,
+        mut seen: Seen,
     ) -> Poll<Result<T, RecvError>> {
         if let Flavor::Zero(z) = &self.flavor {
             return z.poll_take(key, cx.waker(), !select::probing());
         }
         let mut backoff: Option<Backoff> = None;
         let mut registered = false;
-        let mut seen = seen;
         loop {
             let seen = std::mem::replace(&mut seen, Seen::Nothing);
             if seen != Seen::Idle {
@@ -572,7 +574,7 @@ impl<T> Chan<T> {
         value: &mut Option<T>,
         key: &mut Option<usize>,
         cx: &mut Context<'_>,
-        seen: Seen,
+        mut seen: Seen,
     ) -> Poll<Result<(), SendError<T>>> {
         if let Flavor::Zero(z) = &self.flavor {
             return match *key {
@@ -609,7 +611,6 @@ impl<T> Chan<T> {
         }
         let mut backoff: Option<Backoff> = None;
         let mut registered = false;
-        let mut seen = seen;
         loop {
             let seen = std::mem::replace(&mut seen, Seen::Nothing);
             if seen != Seen::Idle {
@@ -1008,6 +1009,9 @@ impl<T> Future for Send<'_, T> {
         }
         // First poll, room in a ring: done here, inlined into the caller;
         // otherwise the out-of-line poll starts where the fast path stopped.
+        // One call per `Seen` variant, each with a constant: one call taking
+        // the variant as a value cost ~3 % more instructions per message on
+        // chan_single (callgrind), the same on the receive side.
         let chan = &this.sender.chan;
         if this.key.is_none() {
             match chan.send_fast(&mut this.value) {

@@ -209,15 +209,8 @@ impl<T> Channel<T> {
             }
             return PushFast::Slow;
         }
-        self.full_or_slow(pos, stamp)
-    }
-
-    /// The rest of [`Channel::push_fast`], out of line to keep the inlined
-    /// part small: as in `push_slow`, the slot at `pos` still holds the
-    /// previous lap's message and no receiver has claimed it: full.
-    #[cold]
-    #[inline(never)]
-    fn full_or_slow(&self, pos: u64, stamp: u64) -> PushFast {
+        // As in `push_slow`: the slot still holds the previous lap's message
+        // and no receiver has claimed it.
         if stamp + 2 * self.one_lap == 2 * pos + 1
             && (self.head.load(Ordering::Relaxed) >> SHIFT) + self.one_lap <= pos
         {
