@@ -52,7 +52,7 @@ rt_test! {
 
 rt_test! {
     fn awaiting_a_just_spawned_task_runs_it_inline() {
-        // The child sits in this worker's LIFO slot (or the back of the
+        // The child is this worker's newest fresh task (or the back of the
         // current-thread queue), so the await runs it at once: the parent
         // finishes in its first poll.
         let (parent, polls) = counted(async { spindle::spawn(async { 5 }).await.unwrap() });
@@ -61,20 +61,85 @@ rt_test! {
     }
 }
 
+/// A fork-join tree whose parents await their children in spawn order:
+/// `fanout`-ary, `depth` levels below the root; counts every poll of every
+/// task in `polls`; gives the number of tasks.
+fn tree(polls: Arc<AtomicUsize>, fanout: u64, depth: u32) -> spindle::JoinHandle<u64> {
+    let counter = polls.clone();
+    let task = async move {
+        if depth == 0 {
+            return 1;
+        }
+        let kids: Vec<_> = (0..fanout)
+            .map(|_| tree(polls.clone(), fanout, depth - 1))
+            .collect();
+        let mut n = 1;
+        for k in kids {
+            n += k.await.unwrap();
+        }
+        n
+    };
+    spindle::spawn(common::counted_into(task, &counter))
+}
+
+#[test]
+fn a_fork_join_tree_awaited_in_spawn_order_runs_depth_first_inline() {
+    // Every pending sibling stays among the worker's fresh tasks (or the
+    // newest entries of the current-thread queue), so each await finds its
+    // child not started and runs it inline: every task is polled once.
+    // (With several workers, thieves take subtrees and their parents wait.)
+    let flavours = common::flavours()
+        .into_iter()
+        .filter(|(f, _)| *f != "4 workers");
+    for (flavour, rt) in flavours {
+        let polls = Arc::new(AtomicUsize::new(0));
+        let p = polls.clone();
+        let tasks = rt.block_on(async move { tree(p, 4, 3).await.unwrap() });
+        assert_eq!(tasks, 1 + 4 + 16 + 64, "{flavour}");
+        assert_eq!(polls.load(SeqCst), 85, "{flavour}: one poll per task");
+    }
+}
+
+rt_test! {
+    fn a_fork_join_tree_gives_every_output_on_every_flavour() {
+        let polls = Arc::new(AtomicUsize::new(0));
+        let depth = if cfg!(miri) { 2 } else { 5 };
+        let tasks = tree(polls.clone(), 6, depth).await.unwrap();
+        assert_eq!(tasks, (0..=depth).map(|d| 6u64.pow(d)).sum::<u64>());
+        assert!(polls.load(SeqCst) as u64 >= tasks);
+    }
+}
+
+/// Task `n` spawns task `n - 1` and awaits it: nested inline runs, `n` deep.
+fn chain(n: u32) -> spindle::JoinHandle<u32> {
+    spindle::spawn(async move {
+        if n == 0 {
+            0
+        } else {
+            chain(n - 1).await.unwrap() + 1
+        }
+    })
+}
+
+const CHAIN: u32 = if cfg!(miri) { 50 } else { 20_000 };
+
 rt_test! {
     fn long_chains_of_spawn_and_await_do_not_grow_the_stack_without_bound() {
-        fn chain(n: u32) -> spindle::JoinHandle<u32> {
-            spindle::spawn(async move {
-                if n == 0 {
-                    0
-                } else {
-                    chain(n - 1).await.unwrap() + 1
-                }
-            })
-        }
-        let n = if cfg!(miri) { 50 } else { 20_000 };
-        assert_eq!(chain(n).await.unwrap(), n);
+        assert_eq!(chain(CHAIN).await.unwrap(), CHAIN);
     }
+}
+
+#[test]
+fn inline_runs_stop_within_a_small_worker_stack() {
+    // 256 KiB stacks leave inline runs 32 KiB (an eighth, `sched/inline.rs`);
+    // past that the chain's awaits suspend as usual instead of overflowing.
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .thread_stack_size(256 * 1024)
+        .build()
+        .unwrap();
+    let got = rt.block_on(async { spindle::spawn(async { chain(CHAIN).await.unwrap() }).await });
+    assert_eq!(got.unwrap(), CHAIN);
 }
 
 rt_test! {

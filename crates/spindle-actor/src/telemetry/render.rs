@@ -442,7 +442,7 @@ pub(crate) fn prometheus(s: &Snapshot) -> String {
         ),
         (
             "spindle_runtime_lifo_hits_total",
-            "Tasks run from a worker's LIFO slot.",
+            "Tasks run from a worker's LIFO slot or inline by an await.",
             |w| w.lifo_hits,
         ),
         (

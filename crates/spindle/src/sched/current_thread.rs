@@ -12,7 +12,9 @@
 //! injector first, so neither can starve behind a busy local queue.
 
 use super::driver::Driver;
+use super::fresh::CAPACITY as FRESH;
 use super::inject::Inject;
+use super::inline::InlineRuns;
 use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
 use super::park::Parker;
 use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
@@ -52,7 +54,7 @@ pub(crate) struct DriverCtx {
     shared: Arc<Shared>,
     core: RefCell<Option<Box<Core>>>,
     /// Nesting of inline runs (`run_inline_if_next`).
-    inline_depth: std::cell::Cell<u32>,
+    inline: InlineRuns,
 }
 
 impl Shared {
@@ -173,27 +175,28 @@ impl DriverCtx {
         spawn(&self.shared, future)
     }
 
-    /// See `sched::run_inline_if_next`: the back of the queue is what this
-    /// thread scheduled last (nobody else pops this queue).
+    /// See `sched::run_inline_if_next`: the newest `FRESH` entries at the
+    /// back of the queue are searched (nobody else pops this queue, and a
+    /// task run early is only run sooner than its turn).
     pub(crate) fn run_inline_if_next(&self, task: RawTask) {
-        let depth = self.inline_depth.get();
-        if depth >= super::MAX_INLINE_DEPTH {
+        if !self.inline.has_room() {
             return;
         }
         let next = match self.core.try_borrow_mut() {
-            Ok(mut core) => match core.as_mut() {
-                Some(core) if core.queue.back().is_some_and(|n| n.is(task)) => {
-                    core.queue.pop_back()
+            Ok(mut core) => core.as_mut().and_then(|core| {
+                let q = &mut core.queue;
+                if q.back()?.is(task) {
+                    return q.pop_back(); // spawn, then await at once
                 }
-                _ => None,
-            },
+                let newest = q.len().saturating_sub(FRESH);
+                let i = q.range(newest..).rposition(|n| n.is(task))?;
+                q.remove(newest + i)
+            }),
             Err(_) => None,
         };
         if let Some(next) = next {
             bump(&self.shared.counters.polls, 1);
-            self.inline_depth.set(depth + 1);
-            next.run();
-            self.inline_depth.set(depth);
+            self.inline.run(next);
         }
     }
 
@@ -261,7 +264,7 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
     let ctx = DriverCtx {
         shared: shared.clone(),
         core: RefCell::new(Some(core)),
-        inline_depth: Default::default(),
+        inline: InlineRuns::new(None),
     };
     // Give the core back however we leave (a panic in the future included).
     struct Release<'a>(&'a DriverCtx);

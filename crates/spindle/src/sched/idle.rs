@@ -113,6 +113,14 @@ impl Idle {
         Self::searching(s) == 0 && Self::unparked(s) < self.workers
     }
 
+    /// A hint, without ordering (no fence): is some worker searching or
+    /// asleep? Whoever acts on a stale answer must still notify through
+    /// `worker_to_notify` when it publishes work.
+    pub(crate) fn any_idle(&self) -> bool {
+        let s = self.state.load(Relaxed);
+        Self::searching(s) > 0 || Self::unparked(s) < self.workers
+    }
+
     pub(crate) fn num_sleeping(&self) -> usize {
         self.workers - Self::unparked(self.state.load(SeqCst))
     }

@@ -65,7 +65,8 @@ pub struct WorkerMetrics {
     pub steal_operations: u64,
     /// Times the worker went to sleep.
     pub parks: u64,
-    /// Tasks run straight from the LIFO slot.
+    /// Tasks run straight from the LIFO slot, or inline by an await that
+    /// found them among the fresh tasks (`sched/inline.rs`).
     pub lifo_hits: u64,
     /// Times the local queue was full and half of it moved to the injector.
     pub overflows: u64,

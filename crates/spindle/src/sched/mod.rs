@@ -11,8 +11,10 @@
 pub(crate) mod current_thread;
 pub(crate) mod diagnostics;
 pub(crate) mod driver;
+mod fresh;
 pub(crate) mod idle;
 pub(crate) mod inject;
+mod inline;
 pub(crate) mod lent;
 pub(crate) mod metrics;
 pub(crate) mod monitor;
@@ -292,13 +294,10 @@ pub(crate) fn on_scheduler_thread() -> bool {
     !matches!(current_core(), CoreRef::None)
 }
 
-/// Inline runs nest (an inlined task awaiting another just-spawned task);
-/// past this depth the await suspends as usual, bounding stack use.
-pub(crate) const MAX_INLINE_DEPTH: u32 = 8;
-
-/// If `task` is the next task this thread's core would run (its LIFO slot on
-/// a worker, the back of the queue on the current-thread driver), take its
-/// `Notified` and run it now (`JoinHandle::poll`).
+/// If `task` is one this thread's core would run soon and has not started
+/// (a worker's fresh tasks, the newest entries of the current-thread
+/// driver's queue), take its `Notified` and run it now, inside the await
+/// (`JoinHandle::poll`; `inline.rs`).
 pub(crate) fn run_inline_if_next(task: crate::task::RawTask) {
     match current_core() {
         // SAFETY: CORE points to a live context (set by its guard).

@@ -1,9 +1,12 @@
 //! The multi-thread work-stealing scheduler.
 //!
-//! Each worker thread owns a `Core`: a LIFO slot (the task most recently
-//! woken or spawned by this worker, run next for cache warmth and to keep
-//! message-passing pairs on one worker), a fixed-size local ring (`queue.rs`)
-//! and counters. A worker looks for work in this order:
+//! Each worker thread owns a `Core`: its fresh tasks (`fresh.rs`: those it
+//! spawned or woke during the poll now running, which an await can run
+//! inline; the top one is the LIFO slot, the task run next for cache warmth
+//! and to keep message-passing pairs on one worker), a fixed-size local ring
+//! (`queue.rs`) and counters. When a poll returns, every fresh task but the
+//! top goes to the ring, where other workers can steal it (earlier, as soon
+//! as some worker is idle). A worker looks for work in this order:
 //!
 //! 1. every `GLOBAL_POLL_INTERVAL` ticks, the injector first (fairness: tasks
 //!    scheduled from outside cannot starve behind a busy local queue);
@@ -21,8 +24,10 @@
 
 use super::diagnostics::{self, OnStall, SlowPolls};
 use super::driver::Driver;
+use super::fresh::Fresh;
 use super::idle::Idle;
 use super::inject::Inject;
+use super::inline::InlineRuns;
 use super::lent::Lent;
 use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
 use super::park::Parker;
@@ -124,11 +129,11 @@ pub(crate) struct WorkerCtx {
     /// The core, while a task runs (the run loop holds it otherwise).
     lent: Arc<Lent>,
     /// Nesting of inline runs (`run_inline_if_next`).
-    inline_depth: std::cell::Cell<u32>,
+    inline: InlineRuns,
 }
 
 pub(crate) struct Core {
-    lifo: Option<Notified>,
+    fresh: Fresh,
     queue: Local,
     tick: u32,
     lifo_polls: u32,
@@ -373,29 +378,26 @@ impl WorkerCtx {
             shared: external.shared.clone(),
             index,
         });
+        let stack_size = external.shared.config.stack_size;
         WorkerCtx {
             spawner,
             external,
             index,
+            inline: InlineRuns::new(stack_size),
             lent: Arc::new(Lent::new()),
-            inline_depth: Default::default(),
         }
     }
 
-    /// See `sched::run_inline_if_next`: only the LIFO slot is checked, which
-    /// no other worker can take from, so holding its `Notified` is holding
-    /// the one permission to run the task.
+    /// See `sched::run_inline_if_next`: only the fresh tasks are searched,
+    /// which no other worker can take from, so holding one's `Notified` is
+    /// holding the one permission to run it.
     pub(crate) fn run_inline_if_next(&self, task: RawTask) {
-        let depth = self.inline_depth.get();
-        if depth >= super::MAX_INLINE_DEPTH {
+        if !self.inline.has_room() {
             return;
         }
         let next = match self.lent.take() {
             Some(mut core) => {
-                let next = match &core.lifo {
-                    Some(n) if n.is(task) => core.lifo.take(),
-                    _ => None,
-                };
+                let next = core.fresh.take(task);
                 self.lent.lend(core);
                 next
             }
@@ -404,9 +406,7 @@ impl WorkerCtx {
         if let Some(next) = next {
             bump(&self.counters().polls, 1);
             bump(&self.counters().lifo_hits, 1);
-            self.inline_depth.set(depth + 1);
-            next.run();
-            self.inline_depth.set(depth);
+            self.inline.run(next);
         }
     }
 
@@ -465,15 +465,30 @@ impl WorkerCtx {
         let to_ring = if is_yield {
             Some(task)
         } else {
-            core.lifo.replace(task)
+            core.fresh.push(task)
         };
         if let Some(task) = to_ring {
-            if core.queue.push_back(task, &self.shared().inject) {
-                bump(&self.counters().overflows, 1);
-            }
+            self.push_to_ring(core, task);
             // Work others may steal: wake a sleeper if nobody is searching.
             self.shared().notify_parked();
+        } else if core.fresh.len() > 1 && self.shared().idle.any_idle() {
+            self.publish_fresh(core);
         }
+    }
+
+    fn push_to_ring(&self, core: &mut Core, task: Notified) {
+        if core.queue.push_back(task, &self.shared().inject) {
+            bump(&self.counters().overflows, 1);
+        }
+    }
+
+    /// Moves every fresh task but the top one to the ring, where idle
+    /// workers can steal them, and wakes one if nobody is searching.
+    fn publish_fresh(&self, core: &mut Core) {
+        while let Some(task) = core.fresh.pop_below_top() {
+            self.push_to_ring(core, task);
+        }
+        self.shared().notify_parked();
     }
 
     /// The run loop; returns the core at shutdown, or `None` once this
@@ -504,7 +519,7 @@ impl WorkerCtx {
                 return Some(t);
             }
         }
-        if let Some(t) = core.lifo.take() {
+        if let Some(t) = core.fresh.pop() {
             return Some(t);
         }
         if let Some(t) = core.queue.pop() {
@@ -530,7 +545,8 @@ impl WorkerCtx {
         Some(first)
     }
 
-    /// Runs `task`, then the LIFO slot's tasks (a few); `None` if the core
+    /// Runs `task`, then the LIFO slot's tasks (a few), publishing the fresh
+    /// tasks below the top after each poll; `None` if the core
     /// was taken away during a poll.
     fn run_task(&self, mut core: Box<Core>, task: Notified) -> Option<Box<Core>> {
         if core.is_searching {
@@ -547,7 +563,10 @@ impl WorkerCtx {
         self.run_timed(task);
         loop {
             let mut core = self.lent.take()?;
-            let Some(task) = core.lifo.take() else {
+            if core.fresh.len() > 1 {
+                self.publish_fresh(&mut core);
+            }
+            let Some(task) = core.fresh.pop() else {
                 return Some(core);
             };
             if core.lifo_polls >= MAX_LIFO_POLLS {
@@ -630,7 +649,7 @@ impl WorkerCtx {
 
     fn park(&self, core: Box<Core>) -> Option<Box<Core>> {
         let mut core = core;
-        if core.lifo.is_some() || !core.queue.is_empty() {
+        if !core.fresh.is_empty() || !core.queue.is_empty() {
             return Some(core);
         }
         let shared = self.shared();
@@ -713,7 +732,7 @@ pub(crate) fn build(
             active: Mutex::new(Arc::new(Lent::new())),
         });
         cores.push(Core {
-            lifo: None,
+            fresh: Fresh::new(),
             queue: local,
             tick: 0,
             lifo_polls: 0,
@@ -768,7 +787,9 @@ pub(crate) fn run_worker(external: Arc<Spawner>, index: usize, mut core: Box<Cor
     // Shutdown: cancel what is left here. Cancelling runs destructors that
     // may wake other tasks; with the core out of `ctx`, those go to the
     // injector, which the runtime drains after every worker has stopped.
-    drop(core.lifo.take());
+    while let Some(t) = core.fresh.pop() {
+        drop(t);
+    }
     while let Some(t) = core.queue.pop() {
         drop(t);
     }
@@ -837,7 +858,7 @@ mod loom_model {
             assert!(taken.is_some() != kept.is_some(), "one owner of the core");
             let mut core = taken.or(kept).unwrap();
             let mut queued = 0;
-            while let Some(t) = core.lifo.take().or_else(|| core.queue.pop()) {
+            while let Some(t) = core.fresh.pop().or_else(|| core.queue.pop()) {
                 queued += 1;
                 drop(t);
             }
@@ -907,6 +928,67 @@ mod loom_model {
                 thread::yield_now();
             }
             shared.begin_shutdown();
+            for w in workers {
+                w.join().unwrap();
+            }
+            shared.cancel_all();
+        });
+    }
+
+    /// A task spawns two children; the newer (its worker's LIFO slot, run
+    /// next there) blocks that worker until the older has run, which only
+    /// the other worker can then do: the older must leave the fresh tasks
+    /// for the ring and a sleeping worker must be woken for it. Were it left
+    /// hidden, every thread would block and loom would report the deadlock.
+    /// Nothing spins (a spinning model outgrows loom's branch limit); the
+    /// last task to finish begins the shutdown that lets both workers return.
+    #[test]
+    fn fresh_tasks_reach_another_worker() {
+        use crate::loom::{Condvar, Mutex};
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(1);
+        model.check(|| {
+            let (shared, mut cores) = test_build(2);
+            let external = external_spawner(&shared);
+            let ran = Arc::new(AtomicUsize::new(0));
+            let workers: Vec<_> = (0..2)
+                .rev()
+                .map(|i| {
+                    let (e, r, c) = (
+                        external.clone(),
+                        ran.clone(),
+                        Box::new(cores.pop().unwrap()),
+                    );
+                    thread::spawn(move || worker(e, i, c, r, 3))
+                })
+                .collect();
+            let finish = {
+                let (shared, ran) = (shared.clone(), ran.clone());
+                move || {
+                    if ran.fetch_add(1, SeqCst) + 1 == 3 {
+                        shared.begin_shutdown();
+                    }
+                }
+            };
+            let older_ran = Arc::new((Mutex::new(false), Condvar::new()));
+            drop(spawn(&external, async move {
+                let (gate, done) = (older_ran.clone(), finish.clone());
+                drop(crate::spawn(async move {
+                    *gate.0.lock().unwrap() = true;
+                    gate.1.notify_all();
+                    done();
+                }));
+                let done = finish.clone();
+                drop(crate::spawn(async move {
+                    let mut open = older_ran.0.lock().unwrap();
+                    while !*open {
+                        open = older_ran.1.wait(open).unwrap();
+                    }
+                    drop(open);
+                    done();
+                }));
+                finish();
+            }));
             for w in workers {
                 w.join().unwrap();
             }

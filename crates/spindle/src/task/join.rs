@@ -1,9 +1,11 @@
 //! `JoinHandle<T>`: await a task's output; `abort` it; ask if it finished.
 //!
-//! Awaiting a handle whose task has not started and sits in the awaiting
-//! worker's LIFO slot (it was just spawned or woken there) runs that task
-//! right away, inside the await, instead of suspending the caller first; the
-//! result is the same, one suspension and queue round trip cheaper. The
+//! Awaiting a handle whose task has not started and is one of the awaiting
+//! worker's fresh tasks (spawned or woken there during the current poll)
+//! runs that task right away, inside the await, instead of suspending the
+//! caller first (`sched/inline.rs`); the result is the same, one suspension
+//! and queue round trip cheaper, and a tree of tasks awaited in spawn order
+//! runs depth first. The
 //! poll that returns `Ready` also lets go of the handle's reference (the
 //! output is taken; nothing else is left to read), so dropping a joined
 //! handle costs nothing.

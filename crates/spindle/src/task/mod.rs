@@ -17,3 +17,33 @@ pub(crate) use error::panic_message;
 pub use error::JoinError;
 pub use join::{AbortHandle, AbortOnDrop, JoinHandle};
 pub(crate) use raw::{Notified, RawTask, Schedule};
+
+/// Tasks for unit tests that are never run: their `Notified` is dropped
+/// (cancelling them) wherever a scheduler would queue it.
+#[cfg(all(test, not(loom)))]
+pub(crate) mod inert {
+    use super::registry::Key;
+    use super::{Notified, RawTask, Schedule};
+
+    pub(crate) struct Inert;
+
+    impl Schedule for Inert {
+        fn schedule(&self, task: Notified) {
+            drop(task)
+        }
+        fn yield_now(&self, task: Notified) {
+            drop(task)
+        }
+        fn register(&self, _: RawTask) -> Option<Key> {
+            None
+        }
+        fn unregister(&self, _: RawTask, _: Key) -> bool {
+            false
+        }
+    }
+
+    /// A task that returns at once: its `Notified` and its join handle's reference.
+    pub(crate) fn task() -> (Notified, RawTask) {
+        RawTask::allocate(async {}, Inert)
+    }
+}

@@ -217,30 +217,12 @@ impl Registry {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::task::{Notified, Schedule};
-
-    /// Tasks that are never run: their `Notified` is dropped (cancelling them).
-    struct Inert;
-
-    impl Schedule for Inert {
-        fn schedule(&self, task: Notified) {
-            drop(task)
-        }
-        fn yield_now(&self, task: Notified) {
-            drop(task)
-        }
-        fn register(&self, _: RawTask) -> Option<Key> {
-            None
-        }
-        fn unregister(&self, _: RawTask, _: Key) -> bool {
-            false
-        }
-    }
+    use crate::task::inert;
 
     #[test]
     fn vacant_slots_are_reused_and_close_hands_back_what_is_held() {
         let r = Registry::new(1);
-        let tasks: Vec<_> = (0..4).map(|_| RawTask::allocate(async {}, Inert)).collect();
+        let tasks: Vec<_> = (0..4).map(|_| inert::task()).collect();
         let raw = |i: usize| tasks[i].1;
         let keys: Vec<Key> = (0..3).map(|i| r.insert(raw(i), 0, None).unwrap()).collect();
         assert_eq!(r.len(), 3);
@@ -276,7 +258,7 @@ mod tests {
     fn spawn_sites_count_the_held_tasks_most_first() {
         let r = Registry::new(2);
         let (a, b) = (Location::caller(), Location::caller());
-        let tasks: Vec<_> = (0..3).map(|_| RawTask::allocate(async {}, Inert)).collect();
+        let tasks: Vec<_> = (0..3).map(|_| inert::task()).collect();
         let k0 = r.insert(tasks[0].1, 0, Some(a)).unwrap();
         r.insert(tasks[1].1, 1, Some(b)).unwrap();
         r.insert(tasks[2].1, 0, Some(b)).unwrap();

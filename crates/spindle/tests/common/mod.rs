@@ -136,13 +136,15 @@ impl<F: Future> Future for Counted<F> {
 
 pub fn counted<F: Future>(f: F) -> (Counted<F>, Arc<AtomicUsize>) {
     let polls = Arc::new(AtomicUsize::new(0));
-    (
-        Counted {
-            inner: Box::pin(f),
-            polls: polls.clone(),
-        },
-        polls,
-    )
+    (counted_into(f, &polls), polls)
+}
+
+/// As `counted`, adding to a counter shared with other futures.
+pub fn counted_into<F: Future>(f: F, polls: &Arc<AtomicUsize>) -> Counted<F> {
+    Counted {
+        inner: Box::pin(f),
+        polls: polls.clone(),
+    }
 }
 
 /// Scales a loop size down under miri and in debug builds.

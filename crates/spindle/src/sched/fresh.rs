@@ -1,0 +1,153 @@
+//! A worker's *fresh* tasks: those it spawned or woke during the poll now
+//! running, newest on top. The top one is the worker's "next task" (what
+//! other runtimes call the LIFO slot).
+//!
+//! Why more than one slot: a task that spawns children and then awaits them
+//! in order (`for h in handles { h.await }`, skynet, a scope) awaits the
+//! *oldest* child first. With a single LIFO slot the older children have
+//! already gone to the ring, so every await suspends the parent and the tree
+//! runs breadth first, through the queues. Kept here, the awaited child is
+//! found and run inline (`WorkerCtx::run_inline_if_next`): the tree runs
+//! depth first, each child polled once, with no queue trip and no join waker.
+//!
+//! Invariants:
+//! - Only the worker owning the core touches it (no atomics): tasks here
+//!   cannot be stolen. So that this never hides work from idle workers for
+//!   long, every task below the top is moved to the ring (where thieves see
+//!   it) as soon as the poll that queued it returns, or at once when some
+//!   worker is idle (`WorkerCtx::schedule_local`).
+//! - At most `CAPACITY` tasks; pushing onto a full stack gives back the
+//!   oldest, which the caller puts in the ring.
+//! - Each entry is the task's one `Notified` (state.rs): taking it out is
+//!   holding the permission to run it.
+
+use crate::task::{Notified, RawTask};
+
+/// Enough for a 10-ary tree's pending siblings three levels deep.
+pub(crate) const CAPACITY: usize = 32;
+
+pub(crate) struct Fresh {
+    /// `slots[..len]` hold tasks, oldest first, the top at `len - 1`; the
+    /// rest are `None`.
+    slots: [Option<Notified>; CAPACITY],
+    len: usize,
+}
+
+impl Fresh {
+    pub(crate) fn new() -> Fresh {
+        Fresh {
+            slots: [const { None }; CAPACITY],
+            len: 0,
+        }
+    }
+
+    /// Puts `task` on top; returns the oldest task when the stack was full.
+    pub(crate) fn push(&mut self, task: Notified) -> Option<Notified> {
+        let evicted = if self.len == CAPACITY {
+            self.remove(0)
+        } else {
+            None
+        };
+        // The slot is empty (`None`): nothing to drop.
+        std::mem::forget(self.slots[self.len].replace(task));
+        self.len += 1;
+        evicted
+    }
+
+    /// Takes the top task.
+    pub(crate) fn pop(&mut self) -> Option<Notified> {
+        let top = self.len.checked_sub(1)?;
+        self.len = top;
+        self.slots[top].take()
+    }
+
+    /// Takes `task`'s `Notified` out, if it is here (searched from the top).
+    pub(crate) fn take(&mut self, task: RawTask) -> Option<Notified> {
+        let top = self.slots[..self.len].last()?;
+        if top.as_ref().is_some_and(|n| n.is(task)) {
+            return self.pop(); // spawned, then awaited at once
+        }
+        let i = self.slots[..self.len]
+            .iter()
+            .rposition(|n| n.as_ref().is_some_and(|n| n.is(task)))?;
+        self.remove(i)
+    }
+
+    /// Takes the oldest task, unless it is the top one (to go to the ring).
+    pub(crate) fn pop_below_top(&mut self) -> Option<Notified> {
+        if self.len > 1 {
+            self.remove(0)
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Takes slot `i` (`< len`) out, closing the gap.
+    fn remove(&mut self, i: usize) -> Option<Notified> {
+        let task = self.slots[i].take();
+        self.slots[i..self.len].rotate_left(1);
+        self.len -= 1;
+        task
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::task::inert;
+
+    /// Pushes `n` tasks; returns their raw handles, oldest first.
+    fn fill(fresh: &mut Fresh, n: usize) -> Vec<RawTask> {
+        (0..n)
+            .map(|_| {
+                let (notified, raw) = inert::task();
+                assert!(fresh.push(notified).is_none());
+                raw
+            })
+            .collect()
+    }
+
+    fn release(raws: Vec<RawTask>) {
+        raws.into_iter().for_each(RawTask::drop_join_handle);
+    }
+
+    #[test]
+    fn the_newest_pops_first_and_a_full_stack_gives_back_the_oldest() {
+        let mut fresh = Fresh::new();
+        let raws = fill(&mut fresh, CAPACITY);
+        let (extra, extra_raw) = inert::task();
+        let evicted = fresh.push(extra).expect("full: the oldest comes back");
+        assert!(evicted.is(raws[0]));
+        assert_eq!(fresh.len(), CAPACITY);
+        assert!(fresh.pop().unwrap().is(extra_raw));
+        for raw in raws[1..].iter().rev() {
+            assert!(fresh.pop().unwrap().is(*raw));
+        }
+        assert!(fresh.pop().is_none() && fresh.is_empty());
+        release(raws);
+        extra_raw.drop_join_handle();
+    }
+
+    #[test]
+    fn take_finds_any_task_and_keeps_the_order_of_the_rest() {
+        let mut fresh = Fresh::new();
+        let raws = fill(&mut fresh, 5);
+        assert!(fresh.take(raws[1]).unwrap().is(raws[1]));
+        assert!(fresh.take(raws[1]).is_none(), "taken once");
+        assert!(fresh.take(raws[4]).unwrap().is(raws[4]));
+        // Oldest first below the top, which stays.
+        assert!(fresh.pop_below_top().unwrap().is(raws[0]));
+        assert!(fresh.pop_below_top().unwrap().is(raws[2]));
+        assert!(fresh.pop_below_top().is_none());
+        assert!(fresh.pop().unwrap().is(raws[3]));
+        release(raws);
+    }
+}
