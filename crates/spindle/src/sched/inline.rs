@@ -17,6 +17,8 @@
 //!   the outermost one; it is restored on the way out of each run (a task's
 //!   panic is caught inside `Notified::run`, so nothing unwinds through here).
 //! - Stacks grow downwards (on every target Rust has threads for).
+//! - `stack_pointer` reads the real register where it can: under
+//!   AddressSanitizer a local's address may lie in a heap-allocated fake frame.
 
 use crate::task::Notified;
 use std::cell::Cell;
@@ -56,7 +58,35 @@ impl InlineRuns {
     }
 }
 
-/// About where the stack is now (the address of a local).
+/// The stack pointer register, where we can read it.
+///
+/// Not the address of a local: AddressSanitizer's use-after-return check
+/// moves locals to heap-allocated fake frames, whose addresses say nothing
+/// of stack depth (inline runs were then refused at random).
+#[cfg(all(not(miri), target_arch = "x86_64"))]
+#[inline(always)]
+fn stack_pointer() -> usize {
+    let sp: usize;
+    // SAFETY: copies the stack pointer register into a local; reads and
+    // writes no memory, leaves the flags and the stack as they were.
+    unsafe {
+        std::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags))
+    };
+    sp
+}
+
+#[cfg(all(not(miri), target_arch = "aarch64"))]
+#[inline(always)]
+fn stack_pointer() -> usize {
+    let sp: usize;
+    // SAFETY: as above (`sp` copied into a general register).
+    unsafe { std::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags)) };
+    sp
+}
+
+/// Elsewhere (and under miri, which runs no assembly): about where the stack
+/// is, as the address of a local.
+#[cfg(any(miri, not(any(target_arch = "x86_64", target_arch = "aarch64"))))]
 #[inline(always)]
 fn stack_pointer() -> usize {
     let marker = 0u8;
