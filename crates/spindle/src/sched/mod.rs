@@ -10,6 +10,7 @@
 
 pub(crate) mod current_thread;
 pub(crate) mod diagnostics;
+pub(crate) mod doze;
 pub(crate) mod driver;
 mod fresh;
 pub(crate) mod idle;

@@ -3,7 +3,8 @@
 //! Every round (`handoff_after / 2`, at least `MIN_ROUND`, while a worker
 //! may be stuck in a poll; doubling up to `BUSY_BACKOFF` times that while
 //! every busy worker keeps moving from poll to poll, and up to `MAX_ROUND`
-//! while every worker is idle) it
+//! while every worker sleeps: the first worker to wake then wakes the
+//! monitor, `doze.rs`) it
 //! - notices a worker whose thread has been inside one poll (its core lent
 //!   out, its poll counter unchanged) for `handoff_after` or longer *and is
 //!   blocked*: over one more round it ran on a CPU less than half the time
@@ -58,9 +59,18 @@ pub(crate) fn run(shared: Arc<Shared>) {
     let mut turns = shared.driver.turns();
     while !shared.is_shutdown() {
         shared.slow_polls.calibrate();
-        shared.monitor.park_timeout(Some(round));
+        // A long round only while every worker sleeps; one waking wakes us
+        // (`doze.rs`), and the next round is a busy one.
+        let short = busy_round * BUSY_BACKOFF;
+        let dozing = round > short && shared.monitor_may_doze();
+        shared
+            .monitor
+            .park_timeout(Some(if dozing { round } else { round.min(short) }));
         if shared.is_shutdown() {
             break;
+        }
+        if dozing && shared.doze.end() {
+            round = busy_round;
         }
         let now = Instant::now();
         let mut busy = false;

@@ -23,6 +23,7 @@
 //! workers do not fight over one reference count.
 
 use super::diagnostics::{self, OnStall, SlowPolls};
+use super::doze::Doze;
 use super::driver::Driver;
 use super::fresh::Fresh;
 use super::idle::Idle;
@@ -69,8 +70,10 @@ pub(crate) struct Shared {
     threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
     /// Cores handed to a fresh thread (by the monitor or `block_in_place`).
     pub(crate) handoffs: AtomicU64,
-    /// The monitor sleeps on this between rounds (woken at shutdown).
+    /// The monitor sleeps on this between rounds (woken at shutdown, and
+    /// from a long round by a worker waking up: `doze`).
     pub(crate) monitor: Parker,
+    pub(crate) doze: Doze,
     pub(crate) slow_polls: SlowPolls,
     pub(crate) stalls: AtomicU64,
 }
@@ -299,6 +302,21 @@ impl Shared {
         }
     }
 
+    /// Monitor: may it sleep a long round? (`doze.rs`: only while every
+    /// worker sleeps.)
+    pub(crate) fn monitor_may_doze(&self) -> bool {
+        self.doze
+            .begin(|| self.idle.num_sleeping() == self.remotes.len())
+    }
+
+    /// A worker just counted awake: a dozing monitor must watch it again
+    /// (`doze.rs`).
+    fn wake_dozing_monitor(&self) {
+        if self.doze.wake() {
+            self.monitor.unpark();
+        }
+    }
+
     /// Stops the workers (they drain and cancel their own queues on exit).
     pub(crate) fn begin_shutdown(&self) {
         self.shutdown.store(true, SeqCst);
@@ -513,6 +531,12 @@ impl WorkerCtx {
     }
 
     fn next_task(&self, core: &mut Core) -> Option<Notified> {
+        // Fresh tasks left by a poll that did not return here (a core taken
+        // over from a blocked thread) or woken by the driver: before a poll
+        // that may block, let other workers see them.
+        if core.fresh.len() > 1 {
+            self.publish_fresh(core);
+        }
         if core.tick.is_multiple_of(GLOBAL_POLL_INTERVAL) {
             if let Some(t) = self.shared().inject.pop() {
                 bump(&self.counters().injector_pops, 1);
@@ -664,6 +688,7 @@ impl WorkerCtx {
             Some(driver) => {
                 parker.park_on_driver(&driver);
                 core.is_searching = shared.idle.worker_from_parked(self.index);
+                shared.wake_dozing_monitor();
                 // Woken tasks go to this worker's queue (core in place).
                 self.with_core(core, || {
                     driver.dispatch();
@@ -672,6 +697,7 @@ impl WorkerCtx {
             None => {
                 parker.park();
                 core.is_searching = shared.idle.worker_from_parked(self.index);
+                shared.wake_dozing_monitor();
                 Some(core)
             }
         }
@@ -752,6 +778,7 @@ pub(crate) fn build(
         threads: Mutex::new(Vec::new()),
         handoffs: AtomicU64::new(0),
         monitor: Parker::new(),
+        doze: Doze::default(),
         slow_polls: SlowPolls::new(workers, config.slow_poll),
         stalls: AtomicU64::new(0),
         config,
