@@ -239,16 +239,14 @@ impl<T> Chan<T> {
     }
 
     /// The inlined first step of every receive future, as
-    /// [`Chan::send_fast`]: a ring with a message ready (the value goes
-    /// straight into `Ready`); `Err`: nothing taken, and what was seen.
+    /// [`Chan::send_fast`]: a ring with a message ready, claimed (the
+    /// caller takes the value straight into `Ready`: `array::Claim`);
+    /// `Err`: nothing taken, and what was seen.
     #[inline(always)]
-    fn recv_fast(&self) -> Result<Poll<Result<T, RecvError>>, Seen> {
+    fn recv_fast(&self) -> Result<array::Claim<'_, T>, Seen> {
         match &self.flavor {
             Flavor::Array(a) => match a.pop_fast() {
-                array::PopFast::Got(v, senders_parked) => {
-                    self.wake_sender_if(a, senders_parked);
-                    Ok(Poll::Ready(Ok(v)))
-                }
+                array::PopFast::Got(claim) => Ok(claim),
                 array::PopFast::Empty => Err(Seen::Idle),
                 array::PopFast::Slow => Err(Seen::Busy),
             },
@@ -1230,7 +1228,12 @@ impl<T> Future for Recv<'_, T> {
         // empty ring goes straight to registering.
         if this.key.is_none() {
             match this.chan.recv_fast() {
-                Ok(ready) => return ready,
+                Ok(claim) => {
+                    let (a, senders_parked) = (claim.channel(), claim.senders_parked);
+                    let v = claim.take();
+                    this.chan.wake_sender_if(a, senders_parked);
+                    return Poll::Ready(Ok(v));
+                }
                 Err(Seen::Idle) if select::probing() => return Poll::Pending,
                 Err(Seen::Idle) => return this.chan.poll_recv(&mut this.key, cx, Seen::Idle),
                 Err(Seen::Busy) => return this.chan.poll_recv(&mut this.key, cx, Seen::Busy),
