@@ -192,6 +192,25 @@ fn a_task_blocking_its_worker_is_handed_off_and_the_heartbeat_keeps_ticking() {
 }
 
 #[test]
+fn a_single_worker_busy_in_one_poll_is_handed_off_too() {
+    // Not blocked but busy on a CPU: the monitor waits longer (HOG_FACTOR
+    // thresholds), then hands the worker's queue off, since nobody else
+    // can run what waits behind it.
+    let (beats, ms, m) = heartbeat_while_blocked(spindle::Builder::new_multi_thread(), || {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(200) {
+            std::hint::spin_loop();
+        }
+    });
+    eprintln!(
+        "busy hand-off: {beats} beats in {ms} ms, {} hand-offs",
+        m.handoffs
+    );
+    assert!(m.handoffs >= 1, "the monitor never retook the busy worker");
+    assert!(beats >= 50, "heartbeat starved: {beats} beats in {ms} ms");
+}
+
+#[test]
 fn block_in_place_hands_the_worker_off_at_once() {
     let (beats, ms, m) = heartbeat_while_blocked(
         spindle::Builder::new_multi_thread().handoff_after(None),

@@ -38,10 +38,10 @@ impl Lent {
         }
     }
 
-    /// CPU time the owner thread has run, in ns (Linux
-    /// `/proc/self/task/<tid>/schedstat`); `None` where unknown.
-    pub(crate) fn owner_cpu_ns(&self) -> Option<u64> {
-        thread_cpu_ns(self.tid)
+    /// The owner thread's CPU time so far and whether it is runnable now
+    /// (Linux); `None` where unknown.
+    pub(crate) fn owner_activity(&self) -> Option<Activity> {
+        thread_activity(self.tid)
     }
 
     /// Puts the core in the slot (only the owner thread, only when empty).
@@ -89,11 +89,50 @@ fn current_tid() -> i32 {
     0
 }
 
-/// The first field of `/proc/self/task/<tid>/schedstat`: ns on a CPU.
-fn thread_cpu_ns(tid: i32) -> Option<u64> {
+/// What the monitor samples of a thread stuck in a poll.
+#[derive(Clone, Copy)]
+pub(crate) struct Activity {
+    /// ns it has run on a CPU, up to date (its thread CPU clock).
+    /// `/proc/.../schedstat` would not do: a running thread's figure there
+    /// moves only at scheduler ticks, so a busy poll sampled twice within a
+    /// tick looked blocked and was handed off (dozens of times a run).
+    pub(crate) cpu_ns: u64,
+    /// On a CPU or waiting in a run queue for one (state `R` in
+    /// `/proc/self/task/<tid>/stat`), as opposed to blocked.
+    pub(crate) runnable: bool,
+}
+
+#[cfg(all(target_os = "linux", not(loom), not(miri)))]
+fn thread_activity(tid: i32) -> Option<Activity> {
     if tid == 0 {
         return None;
     }
-    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
-    stat.split_whitespace().next()?.parse().ok()
+    // The clock id of thread `tid`'s CPU clock: Linux's
+    // MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED), as glibc's
+    // `pthread_getcpuclockid` builds it; readable for threads of this process.
+    let clock = ((!(tid as u32)) << 3) as libc::clockid_t | 6;
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; a bad clock id only fails.
+    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        return None;
+    }
+    let cpu_ns = (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64);
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
+    // The state follows the command name, which is in parentheses and may
+    // itself hold spaces or parentheses: split after the last ')'.
+    let state = stat.rsplit_once(')')?.1.split_whitespace().next()?;
+    Some(Activity {
+        cpu_ns,
+        runnable: state == "R",
+    })
+}
+
+#[cfg(not(all(target_os = "linux", not(loom), not(miri))))]
+fn thread_activity(_tid: i32) -> Option<Activity> {
+    None
 }

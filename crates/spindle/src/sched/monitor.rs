@@ -8,15 +8,26 @@
 //! - notices a worker whose thread has been inside one poll (its core lent
 //!   out, its poll counter unchanged) for `handoff_after` or longer *and is
 //!   blocked*: over one more round it ran on a CPU less than half the time
-//!   (Linux: the thread's `schedstat`; elsewhere every stuck thread counts
-//!   as blocked). It takes the core from that thread's lending slot and
-//!   starts a new thread on it (`Shared::retake`), so the tasks queued
-//!   behind a blocking call keep running; the stuck thread finishes its poll
-//!   and exits. A thread that keeps a CPU busy (a long CPU-bound poll, say a
-//!   loop spawning a million tasks) is left alone until `HOG_FACTOR` times
-//!   the threshold: handing its queue off early only adds threads competing
-//!   for the same cores. (The thread's run state is no help: a thread back
-//!   from a 1 ms sleep waits for a CPU in state `R` on a busy machine.)
+//!   (its thread CPU clock), and it is not runnable now (state `R`: on a
+//!   CPU or waiting for one; Linux, elsewhere every stuck thread counts as
+//!   blocked). It takes the core from that thread's lending slot and starts
+//!   a new thread on it (`Shared::retake`), so the tasks queued behind a
+//!   blocking call keep running; the stuck thread finishes its poll and
+//!   exits. A thread only waiting for a CPU is not blocked: one more thread
+//!   would make the wait longer. (Neither test alone does: a thread back
+//!   from a 1 ms sleep waits for a CPU in state `R` on a busy machine, and a
+//!   thread that waits for a CPU runs little.) Before, with the CPU time
+//!   from `schedstat` (stale while a thread runs) and no state, one
+//!   sleep_1m run handed off 15-51 cores that were busy, not blocked.
+//! - hands off a thread that keeps a CPU busy (a long CPU-bound poll, say a
+//!   loop spawning a million tasks) only after `HOG_FACTOR` times the
+//!   threshold, and only where others cannot reach what waits behind it:
+//!   its ring holds tasks that nobody took over the last round, or every
+//!   worker is inside a long poll (a single worker always is), or some
+//!   worker sleeps (it may lack the busy worker's fresh tasks, which only
+//!   that thread sees; and a CPU is free for the new thread). Otherwise the
+//!   hand-off only adds a thread competing for the same cores, and sends
+//!   every later spawn of the busy poll through the injector.
 //! - serves due timers and ready I/O when nobody took a turn at the driver
 //!   for a whole round (every worker inside a long poll; busy workers with
 //!   short polls take turns every few dozen polls, and a parked worker waits
@@ -54,6 +65,8 @@ pub(crate) fn run(shared: Arc<Shared>) {
     let mut seen = vec![(u64::MAX, Instant::now()); n];
     // Per stuck worker: when its CPU time was first sampled, and that time.
     let mut probe: Vec<Option<(Instant, u64)>> = vec![None; n];
+    // Per worker: its ring's `taken` count last round.
+    let mut ring_taken = vec![0u32; n];
     let mut round = busy_round;
     let mut stall = Stall::default();
     let mut turns = shared.driver.turns();
@@ -76,10 +89,19 @@ pub(crate) fn run(shared: Arc<Shared>) {
         let mut busy = false;
         // A worker inside the same poll as last round (maybe blocked).
         let mut lingering = false;
+        // Every worker inside the same poll as last round: nobody else can
+        // take anything over.
+        let all_stuck =
+            shared.remotes().iter().enumerate().all(|(i, r)| {
+                lock(&r.active).is_lent() && r.counters.polls.load(Relaxed) == seen[i].0
+            });
         for (i, remote) in shared.remotes().iter().enumerate() {
             let active = lock(&remote.active).clone();
             let lent = active.is_lent();
             let polls = remote.counters.polls.load(Relaxed);
+            let (waiting, taken) = remote.ring();
+            let ring_untouched = waiting > 0 && taken == ring_taken[i];
+            ring_taken[i] = taken;
             if !lent || polls != seen[i].0 {
                 seen[i] = (polls, now);
                 probe[i] = None;
@@ -90,16 +112,21 @@ pub(crate) fn run(shared: Arc<Shared>) {
             lingering = true;
             let stuck = now - seen[i].1;
             let due = match threshold {
-                Some(t) if stuck >= t * HOG_FACTOR => true,
-                Some(t) if stuck >= t => match (probe[i], active.owner_cpu_ns()) {
+                // Busy this long: hand off only what others cannot reach.
+                Some(t) if stuck >= t * HOG_FACTOR => {
+                    ring_untouched || all_stuck || shared.sleeping_workers() > 0
+                }
+                Some(t) if stuck >= t => match (probe[i], active.owner_activity()) {
                     (_, None) => true, // cannot tell: treat as blocked
-                    (None, Some(cpu)) => {
-                        probe[i] = Some((now, cpu));
+                    (None, Some(a)) => {
+                        probe[i] = Some((now, a.cpu_ns));
                         false
                     }
-                    (Some((t0, cpu0)), Some(cpu)) => {
-                        // Mostly off-CPU since the first sample: blocked.
-                        (cpu.saturating_sub(cpu0) as u128) < (now - t0).as_nanos() / 2
+                    (Some((t0, cpu0)), Some(a)) => {
+                        // Mostly off-CPU since the first sample, and not
+                        // waiting for one now: blocked.
+                        let ran = a.cpu_ns.saturating_sub(cpu0) as u128;
+                        !a.runnable && ran < (now - t0).as_nanos() / 2
                     }
                 },
                 _ => false,

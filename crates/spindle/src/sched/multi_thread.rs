@@ -116,6 +116,14 @@ pub(crate) struct Remote {
     pub(crate) active: Mutex<Arc<Lent>>,
 }
 
+impl Remote {
+    /// The core's ring as others see it: tasks waiting, and how many have
+    /// left it so far (`Stealer::taken`).
+    pub(crate) fn ring(&self) -> (usize, u32) {
+        (self.stealer.len(), self.stealer.taken())
+    }
+}
+
 /// The scheduler hook each task holds (`raw.rs`'s `S`).
 pub(crate) struct Spawner {
     shared: Arc<Shared>,
@@ -300,6 +308,11 @@ impl Shared {
             handoffs: self.handoffs.load(Relaxed),
             blocking: self.blocking.metrics(),
         }
+    }
+
+    /// Workers asleep now (a snapshot).
+    pub(crate) fn sleeping_workers(&self) -> usize {
+        self.idle.num_sleeping()
     }
 
     /// Monitor: may it sleep a long round? (`doze.rs`: only while every

@@ -236,6 +236,12 @@ impl Stealer {
         self.inner.len()
     }
 
+    /// How many tasks have left the ring so far (popped or stolen; wraps):
+    /// unchanged between two reads while tasks wait means nobody took any.
+    pub(crate) fn taken(&self) -> u32 {
+        unpack(self.inner.head.load(Acquire)).1
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
