@@ -877,6 +877,33 @@ mod loom_model {
         }
     }
 
+    /// A two-worker runtime with a `worker` thread per core, each running
+    /// until `want` tasks ran (counted in the returned `ran`).
+    #[allow(clippy::type_complexity)]
+    fn two_workers(
+        want: usize,
+    ) -> (
+        Arc<Shared>,
+        Arc<Spawner>,
+        Arc<AtomicUsize>,
+        Vec<thread::JoinHandle<()>>,
+    ) {
+        let (shared, cores) = test_build(2);
+        let external = external_spawner(&shared);
+        let ran = Arc::new(AtomicUsize::new(0));
+        // The last core's thread first, as the models were first written.
+        let workers = cores
+            .into_iter()
+            .enumerate()
+            .rev()
+            .map(|(i, c)| {
+                let (e, r) = (external.clone(), ran.clone());
+                thread::spawn(move || worker(e, i, Box::new(c), r, want))
+            })
+            .collect();
+        (shared, external, ran, workers)
+    }
+
     /// The monitor retakes a core while the task running on it spawns:
     /// exactly one side ends up owning the core, and the spawned task is
     /// queued exactly once (on the core, or in the injector).
@@ -946,20 +973,7 @@ mod loom_model {
         let mut model = loom::model::Builder::new();
         model.preemption_bound = Some(1);
         model.check(|| {
-            let (shared, mut cores) = test_build(2);
-            let external = external_spawner(&shared);
-            let ran = Arc::new(AtomicUsize::new(0));
-            let workers: Vec<_> = (0..2)
-                .rev()
-                .map(|i| {
-                    let (e, r, c) = (
-                        external.clone(),
-                        ran.clone(),
-                        Box::new(cores.pop().unwrap()),
-                    );
-                    thread::spawn(move || worker(e, i, c, r, 1))
-                })
-                .collect();
+            let (shared, external, ran, workers) = two_workers(1);
             let r = ran.clone();
             drop(spawn(&external, async move {
                 r.fetch_add(1, SeqCst);
@@ -988,20 +1002,7 @@ mod loom_model {
         let mut model = loom::model::Builder::new();
         model.preemption_bound = Some(1);
         model.check(|| {
-            let (shared, mut cores) = test_build(2);
-            let external = external_spawner(&shared);
-            let ran = Arc::new(AtomicUsize::new(0));
-            let workers: Vec<_> = (0..2)
-                .rev()
-                .map(|i| {
-                    let (e, r, c) = (
-                        external.clone(),
-                        ran.clone(),
-                        Box::new(cores.pop().unwrap()),
-                    );
-                    thread::spawn(move || worker(e, i, c, r, 3))
-                })
-                .collect();
+            let (shared, external, ran, workers) = two_workers(3);
             let finish = {
                 let (shared, ran) = (shared.clone(), ran.clone());
                 move || {
