@@ -112,23 +112,25 @@ pub(crate) fn run(shared: Arc<Shared>) {
             lingering = true;
             let stuck = now - seen[i].1;
             let due = match threshold {
-                // Busy this long: hand off only what others cannot reach.
-                Some(t) if stuck >= t * HOG_FACTOR => {
-                    ring_untouched || all_stuck || shared.sleeping_workers() > 0
+                Some(t) if stuck >= t => {
+                    let blocked = match (probe[i], active.owner_activity()) {
+                        (_, None) => true, // cannot tell: treat as blocked
+                        (None, Some(a)) => {
+                            probe[i] = Some((now, a.cpu_ns));
+                            false
+                        }
+                        (Some((t0, cpu0)), Some(a)) => {
+                            // Mostly off-CPU since the first sample, and not
+                            // waiting for one now.
+                            let ran = a.cpu_ns.saturating_sub(cpu0) as u128;
+                            !a.runnable && ran < (now - t0).as_nanos() / 2
+                        }
+                    };
+                    // Busy this long: hand off only what others cannot reach.
+                    blocked
+                        || (stuck >= t * HOG_FACTOR
+                            && (ring_untouched || all_stuck || shared.sleeping_workers() > 0))
                 }
-                Some(t) if stuck >= t => match (probe[i], active.owner_activity()) {
-                    (_, None) => true, // cannot tell: treat as blocked
-                    (None, Some(a)) => {
-                        probe[i] = Some((now, a.cpu_ns));
-                        false
-                    }
-                    (Some((t0, cpu0)), Some(a)) => {
-                        // Mostly off-CPU since the first sample, and not
-                        // waiting for one now: blocked.
-                        let ran = a.cpu_ns.saturating_sub(cpu0) as u128;
-                        !a.runnable && ran < (now - t0).as_nanos() / 2
-                    }
-                },
                 _ => false,
             };
             if due && Shared::retake(&shared, i) {
