@@ -1229,7 +1229,7 @@ impl<T> Future for Recv<'_, T> {
         if this.key.is_none() {
             match this.chan.recv_fast() {
                 Ok(claim) => {
-                    let (a, senders_parked) = (claim.channel(), claim.senders_parked);
+                    let (a, senders_parked) = (claim.channel(), claim.senders_parked());
                     let v = claim.take();
                     this.chan.wake_sender_if(a, senders_parked);
                     return Poll::Ready(Ok(v));

@@ -184,10 +184,8 @@ impl DriverCtx {
         }
         let next = match self.core.try_borrow_mut() {
             Ok(mut core) => core.as_mut().and_then(|core| {
+                // From the back, where a task spawned and then awaited at once is.
                 let q = &mut core.queue;
-                if q.back()?.is(task) {
-                    return q.pop_back(); // spawn, then await at once
-                }
                 let newest = q.len().saturating_sub(FRESH);
                 let i = q.range(newest..).rposition(|n| n.is(task))?;
                 q.remove(newest + i)

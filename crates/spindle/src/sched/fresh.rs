@@ -64,12 +64,9 @@ impl Fresh {
         self.slots[top].take()
     }
 
-    /// Takes `task`'s `Notified` out, if it is here (searched from the top).
+    /// Takes `task`'s `Notified` out, if it is here (searched from the top,
+    /// where a task spawned and then awaited at once is).
     pub(crate) fn take(&mut self, task: RawTask) -> Option<Notified> {
-        let top = self.slots[..self.len].last()?;
-        if top.as_ref().is_some_and(|n| n.is(task)) {
-            return self.pop(); // spawned, then awaited at once
-        }
         let i = self.slots[..self.len]
             .iter()
             .rposition(|n| n.as_ref().is_some_and(|n| n.is(task)))?;

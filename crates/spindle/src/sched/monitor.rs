@@ -41,6 +41,7 @@
 //! the whole threshold (sampling may add up to one round).
 
 use super::diagnostics::StallReport;
+use super::lent::Lent;
 use super::multi_thread::Shared;
 use crate::loom::{lock, Arc, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -67,6 +68,9 @@ pub(crate) fn run(shared: Arc<Shared>) {
     let mut probe: Vec<Option<(Instant, u64)>> = vec![None; n];
     // Per worker: its ring's `taken` count last round.
     let mut ring_taken = vec![0u32; n];
+    // This round's look at each worker: its thread's lending slot, whether a
+    // core is lent there, and its poll count.
+    let mut sampled: Vec<(Arc<Lent>, bool, u64)> = Vec::with_capacity(n);
     let mut round = busy_round;
     let mut stall = Stall::default();
     let mut turns = shared.driver.turns();
@@ -89,16 +93,21 @@ pub(crate) fn run(shared: Arc<Shared>) {
         let mut busy = false;
         // A worker inside the same poll as last round (maybe blocked).
         let mut lingering = false;
+        // (Emptied by the `drain` below each round.)
+        sampled.extend(shared.remotes().iter().map(|r| {
+            let active = lock(&r.active).clone();
+            let lent = active.is_lent();
+            (active, lent, r.counters.polls.load(Relaxed))
+        }));
         // Every worker inside the same poll as last round: nobody else can
         // take anything over.
-        let all_stuck =
-            shared.remotes().iter().enumerate().all(|(i, r)| {
-                lock(&r.active).is_lent() && r.counters.polls.load(Relaxed) == seen[i].0
-            });
-        for (i, remote) in shared.remotes().iter().enumerate() {
-            let active = lock(&remote.active).clone();
-            let lent = active.is_lent();
-            let polls = remote.counters.polls.load(Relaxed);
+        let all_stuck = sampled
+            .iter()
+            .enumerate()
+            .all(|(i, &(_, lent, polls))| lent && polls == seen[i].0);
+        for (i, (remote, (active, lent, polls))) in
+            shared.remotes().iter().zip(sampled.drain(..)).enumerate()
+        {
             let (waiting, taken) = remote.ring();
             let ring_untouched = waiting > 0 && taken == ring_taken[i];
             ring_taken[i] = taken;

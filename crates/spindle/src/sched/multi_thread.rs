@@ -322,12 +322,15 @@ impl Shared {
             .begin(|| self.idle.num_sleeping() == self.remotes.len())
     }
 
-    /// A worker just counted awake: a dozing monitor must watch it again
-    /// (`doze.rs`).
-    fn wake_dozing_monitor(&self) {
+    /// A worker back from `park`: counts it awake (`Idle::worker_from_parked`,
+    /// whose answer it returns), then wakes a dozing monitor, which must
+    /// watch it again (`doze.rs`: in this order).
+    fn worker_from_parked(&self, index: usize) -> bool {
+        let searching = self.idle.worker_from_parked(index);
         if self.doze.wake() {
             self.monitor.unpark();
         }
+        searching
     }
 
     /// Stops the workers (they drain and cancel their own queues on exit).
@@ -700,8 +703,7 @@ impl WorkerCtx {
         match shared.driver.try_lock() {
             Some(driver) => {
                 parker.park_on_driver(&driver);
-                core.is_searching = shared.idle.worker_from_parked(self.index);
-                shared.wake_dozing_monitor();
+                core.is_searching = shared.worker_from_parked(self.index);
                 // Woken tasks go to this worker's queue (core in place).
                 self.with_core(core, || {
                     driver.dispatch();
@@ -709,8 +711,7 @@ impl WorkerCtx {
             }
             None => {
                 parker.park();
-                core.is_searching = shared.idle.worker_from_parked(self.index);
-                shared.wake_dozing_monitor();
+                core.is_searching = shared.worker_from_parked(self.index);
                 Some(core)
             }
         }

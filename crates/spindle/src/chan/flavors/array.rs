@@ -94,13 +94,17 @@ pub(crate) struct Claim<'a, T> {
     chan: &'a Channel<T>,
     slot: &'a Slot<T>,
     pos: u64,
-    /// Senders may be parked: wake one once the slot is free.
-    pub(crate) senders_parked: bool,
+    senders_parked: bool,
 }
 
 impl<'a, T> Claim<'a, T> {
     pub(crate) fn channel(&self) -> &'a Channel<T> {
         self.chan
+    }
+
+    /// Senders may be parked: wake one once the slot is free.
+    pub(crate) fn senders_parked(&self) -> bool {
+        self.senders_parked
     }
 
     /// Reads the message and frees the slot for the next lap's sender.
@@ -315,7 +319,7 @@ impl<T> Channel<T> {
     pub(crate) fn try_pop(&self) -> Result<(T, bool), TryRecvError> {
         match self.pop_fast() {
             PopFast::Got(claim) => {
-                let senders_parked = claim.senders_parked;
+                let senders_parked = claim.senders_parked();
                 Ok((claim.take(), senders_parked))
             }
             PopFast::Empty => Err(TryRecvError::Empty),
