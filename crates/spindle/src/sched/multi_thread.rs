@@ -496,22 +496,27 @@ impl WorkerCtx {
 
     fn schedule_local(&self, core: &mut Core, task: Notified, is_yield: bool) {
         bump(&self.counters().local_schedules, 1);
-        let to_ring = if is_yield {
-            Some(task)
-        } else {
-            core.fresh.push(task)
-        };
-        if let Some(task) = to_ring {
-            self.push_to_ring(core, task);
+        if is_yield {
+            self.push_to_ring(&mut core.queue, task);
             // Work others may steal: wake a sleeper if nobody is searching.
+            self.shared().notify_parked();
+            return;
+        }
+        let mut spilled = false;
+        let queue = &mut core.queue;
+        core.fresh.push(task, |t| {
+            self.push_to_ring(queue, t);
+            spilled = true;
+        });
+        if spilled {
             self.shared().notify_parked();
         } else if core.fresh.len() > 1 && self.shared().idle.any_idle() {
             self.publish_fresh(core);
         }
     }
 
-    fn push_to_ring(&self, core: &mut Core, task: Notified) {
-        if core.queue.push_back(task, &self.shared().inject) {
+    fn push_to_ring(&self, queue: &mut Local, task: Notified) {
+        if queue.push_back(task, &self.shared().inject) {
             bump(&self.counters().overflows, 1);
         }
     }
@@ -520,7 +525,7 @@ impl WorkerCtx {
     /// workers can steal them, and wakes one if nobody is searching.
     fn publish_fresh(&self, core: &mut Core) {
         while let Some(task) = core.fresh.pop_below_top() {
-            self.push_to_ring(core, task);
+            self.push_to_ring(&mut core.queue, task);
         }
         self.shared().notify_parked();
     }

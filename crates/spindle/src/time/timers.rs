@@ -36,6 +36,10 @@ pub(crate) struct Timers {
     shards: Box<[CachePadded<Mutex<Wheel>>]>,
     next: AtomicU64,
     shut_down: AtomicBool,
+    /// The wakers `process` takes out of a shard, kept between calls so
+    /// that firing does not grow a new vector each turn (only the driver
+    /// lock's holder uses it: the mutex is never contended).
+    due: Mutex<Vec<Waker>>,
 }
 
 /// Where an armed timer lives.
@@ -64,6 +68,7 @@ impl Timers {
                 .collect(),
             next: AtomicU64::new(u64::MAX),
             shut_down: AtomicBool::new(false),
+            due: Mutex::new(Vec::new()),
         }
     }
 
@@ -136,7 +141,7 @@ impl Timers {
         let now = self.now_tick(Instant::now());
         self.next.store(u64::MAX, SeqCst);
         let mut fired = 0;
-        let mut wakers = Vec::new();
+        let mut wakers = lock(&self.due);
         for shard in self.shards.iter() {
             loop {
                 let (more, next) = {
