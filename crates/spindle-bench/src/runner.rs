@@ -281,7 +281,9 @@ pub struct Row {
     pub result: Option<String>,
     pub ops: Option<u64>,
     pub samples: Vec<Sample>,
-    /// Extra keys of the last run's result line.
+    /// Extra keys of the median run's result line: the measured run whose
+    /// time is the median (the lower of the middle two for an even count),
+    /// so that counts reported beside a time come from the run it names.
     pub extra: BTreeMap<String, String>,
     pub command: String,
 }
@@ -498,8 +500,10 @@ pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
             .collect();
         let done_before = progress.done;
         let listed = rows.iter().filter(|(_, r)| r.ok()).count();
+        // Per row, the extras of each measured run (beside `row.samples`).
+        let mut extras: Vec<Vec<BTreeMap<String, String>>> = vec![Vec::new(); rows.len()];
         for round in 0..rounds {
-            for (bin, row) in rows.iter_mut() {
+            for ((bin, row), extras) in rows.iter_mut().zip(extras.iter_mut()) {
                 if !row.ok() {
                     continue;
                 }
@@ -521,8 +525,8 @@ pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
                     Ok(line) => {
                         row.result = Some(line.result.clone());
                         row.ops = Some(line.ops);
-                        row.extra = line.extra.clone();
                         if round >= plan.warmup {
+                            extras.push(line.extra);
                             row.samples.push(Sample {
                                 ns: line.ns,
                                 wall_ns: outcome.wall_ns,
@@ -539,22 +543,65 @@ pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
                         }
                         row.status = status;
                         row.samples.clear();
+                        extras.clear();
                     }
                 }
             }
         }
         // Rows that stopped early skipped their remaining steps; count them done.
         progress.done = done_before + listed * rounds as usize;
-        let rows: Vec<Row> = rows.into_iter().map(|(_, r)| r).collect();
+        let rows: Vec<Row> = rows
+            .into_iter()
+            .zip(extras)
+            .map(|((_, mut r), mut extras)| {
+                if let Some(i) = median_run(&r.samples) {
+                    r.extra = std::mem::take(&mut extras[i]);
+                }
+                r
+            })
+            .collect();
         progress.workload_done(w.name, &rows);
         all.extend(rows);
     }
     all
 }
 
+/// The index of the median run by time: the lower of the middle two for an
+/// even count (a run that happened, not an average of two).
+fn median_run(samples: &[Sample]) -> Option<usize> {
+    let mut order: Vec<usize> = (0..samples.len()).collect();
+    order.sort_by_key(|&i| samples[i].ns);
+    order.get(samples.len().checked_sub(1)? / 2).copied()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_median_run_is_a_run_that_happened() {
+        let runs = |ns: &[u64]| -> Vec<Sample> {
+            ns.iter()
+                .map(|&ns| Sample {
+                    ns,
+                    wall_ns: ns,
+                    user_ns: 0,
+                    sys_ns: 0,
+                    peak_rss_bytes: 0,
+                    rss_floor_bytes: 0,
+                })
+                .collect()
+        };
+        assert_eq!(median_run(&runs(&[])), None);
+        assert_eq!(median_run(&runs(&[7])), Some(0));
+        assert_eq!(median_run(&runs(&[30, 10, 20])), Some(2));
+        assert_eq!(
+            median_run(&runs(&[40, 10, 30, 20])),
+            Some(3),
+            "lower middle"
+        );
+        assert_eq!(median_run(&runs(&[5, 9, 1, 7, 3])), Some(0));
+    }
 
     #[test]
     fn parses_a_result_line_with_extras() {
