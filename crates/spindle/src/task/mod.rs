@@ -1,4 +1,4 @@
-//! Tasks: one allocation each (`raw.rs`, recycled per thread by `alloc.rs`), a state word deciding who owns what
+//! Tasks: one allocation each (`raw.rs`, cut from a slab by `alloc.rs`), a state word deciding who owns what
 //! (`state.rs`), wakers that are references (`waker.rs`), join handles
 //! (`join.rs`), and the registry that lets shutdown find idle tasks
 //! (`registry.rs`).
@@ -8,6 +8,8 @@ mod error;
 mod join;
 pub(crate) mod raw;
 pub(crate) mod registry;
+#[cfg(not(any(loom, spindle_malloc_cells)))]
+mod slab;
 pub(crate) mod state;
 mod waker;
 

@@ -115,6 +115,7 @@ pub(crate) struct Notified(RawTask);
 impl RawTask {
     /// Allocates a task: returns the `Notified` to schedule and the raw
     /// task for the `JoinHandle` (two references, `state.rs`).
+    #[inline]
     pub(crate) fn allocate<F, S>(future: F, scheduler: S) -> (Notified, RawTask)
     where
         F: Future + Send + 'static,

@@ -1,0 +1,453 @@
+//! A size-class slab for task cells: bump-cut blocks, per-thread magazines
+//! of free blocks, and a process-wide depot between threads.
+//!
+//! Memory comes from the global allocator in `REGION`-byte regions, cut
+//! into blocks by a per-thread bump pointer (no per-block header: an 80-byte
+//! cell takes 80 bytes, not glibc's 96). A freed block goes on a free stack
+//! of its thread and class, linked through the block itself, so free blocks
+//! cost nothing beyond themselves.
+//!
+//! Protocol (Bonwick's magazines): each thread holds two stacks per class,
+//! `current`, which allocations pop and frees push, and `spare`.
+//! - A free finding `current` full (`BATCH` blocks) makes it the new
+//!   `spare`; the old `spare`, if it held blocks, goes to the depot.
+//! - An allocation finding `current` empty swaps in `spare` if it holds
+//!   blocks, else takes a stack from the depot, else cuts a new block.
+//!
+//! So a thread touches the depot's lock at most once per `BATCH` operations
+//! of a class, and blocks freed on another thread than the one that cut
+//! them (a producer spawning, a consumer joining) come back into use
+//! through the depot instead of the heap growing forever.
+//!
+//! Invariants:
+//! - A block of class `c` is `class_size(c)` bytes, aligned to `ALIGN`, and
+//!   lies in a region or is a global allocation of `class_layout(c)`
+//!   (cut when the thread's magazines were already gone), both recorded in
+//!   the depot's `owned` list.
+//! - A block is in exactly one place: handed out, on one stack of one
+//!   thread, or on one stack in the depot. Stacks hold blocks of one class.
+//! - `spare` is empty or full; `current` holds at most `BATCH` blocks.
+//! - Memory goes back to the global allocator only when a depot is dropped
+//!   (test depots; the process's depot lives forever): a program whose
+//!   live tasks peak at N keeps N cells' worth of memory for later tasks.
+
+use std::alloc::Layout;
+use std::mem;
+use std::ptr::{self, NonNull};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// Size classes are multiples of this, which is also the largest alignment served.
+const GRANULE: usize = 16;
+const ALIGN: usize = 16;
+/// Larger cells go straight to the global allocator.
+const MAX_SIZE: usize = 512;
+const CLASSES: usize = MAX_SIZE / GRANULE;
+/// Blocks per full stack (the unit moved through the depot).
+const BATCH: usize = 128;
+/// Bytes per region taken from the global allocator.
+const REGION: usize = 64 << 10;
+
+/// The class serving `layout`, if the slab serves it.
+#[inline]
+pub(super) fn class_of(layout: Layout) -> Option<usize> {
+    (layout.size() <= MAX_SIZE && layout.align() <= ALIGN && layout.size() > 0)
+        .then(|| layout.size().div_ceil(GRANULE) - 1)
+}
+
+fn class_size(class: usize) -> usize {
+    (class + 1) * GRANULE
+}
+
+fn class_layout(class: usize) -> Layout {
+    Layout::from_size_align(class_size(class), ALIGN).expect("valid class layout")
+}
+
+fn global_alloc(layout: Layout) -> NonNull<u8> {
+    // SAFETY: every layout asked for here has a non-zero size.
+    let p = unsafe { std::alloc::alloc(layout) };
+    NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout))
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Nothing panics while holding these locks but an allocation failure,
+    // which aborts; a poisoned lock still guards consistent data.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A free block: its first word links to the next free block of its stack.
+struct FreeBlock {
+    next: *mut FreeBlock,
+}
+
+/// An intrusive stack of free blocks of one class.
+struct Stack {
+    head: *mut FreeBlock,
+    len: usize,
+}
+
+// SAFETY: a stack owns its blocks exclusively (module invariant), so moving
+// it to another thread moves that ownership with it.
+unsafe impl Send for Stack {}
+
+impl Stack {
+    const EMPTY: Stack = Stack {
+        head: ptr::null_mut(),
+        len: 0,
+    };
+
+    /// # Safety
+    /// `block` is a free block of this stack's class, owned by the caller.
+    #[inline]
+    unsafe fn push(&mut self, block: NonNull<u8>) {
+        let b = block.cast::<FreeBlock>();
+        // SAFETY: the block is at least GRANULE bytes, aligned to ALIGN, and
+        // ours to write (the caller's contract).
+        unsafe { b.as_ptr().write(FreeBlock { next: self.head }) };
+        self.head = b.as_ptr();
+        self.len += 1;
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<NonNull<u8>> {
+        let b = NonNull::new(self.head)?;
+        // SAFETY: every block on a stack is free, owned by the stack, and
+        // starts with the link `push` wrote.
+        self.head = unsafe { b.as_ptr().read().next };
+        self.len -= 1;
+        Some(b.cast())
+    }
+}
+
+/// The unused tail of a region: `next..end`.
+struct Bump {
+    next: *mut u8,
+    end: *mut u8,
+}
+
+// SAFETY: the range is owned by whoever holds the `Bump` (module invariant).
+unsafe impl Send for Bump {}
+
+impl Bump {
+    const EMPTY: Bump = Bump {
+        next: ptr::null_mut(),
+        end: ptr::null_mut(),
+    };
+
+    fn room(&self) -> usize {
+        self.end.addr() - self.next.addr()
+    }
+}
+
+/// What threads share: full stacks by class, leftover region tails, and
+/// every allocation the slab ever took.
+pub(super) struct Depot {
+    full: [Mutex<Vec<Stack>>; CLASSES],
+    tails: Mutex<Vec<Bump>>,
+    owned: Mutex<Vec<(OwnedPtr, Layout)>>,
+}
+
+struct OwnedPtr(NonNull<u8>);
+
+// SAFETY: only an address kept for `Depot::drop`; never read through.
+unsafe impl Send for OwnedPtr {}
+
+impl Depot {
+    pub(super) const fn new() -> Depot {
+        Depot {
+            full: [const { Mutex::new(Vec::new()) }; CLASSES],
+            tails: Mutex::new(Vec::new()),
+            owned: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn take(&self, class: usize) -> Option<Stack> {
+        lock(&self.full[class]).pop()
+    }
+
+    fn give(&self, class: usize, stack: Stack) {
+        debug_assert!(stack.len > 0);
+        lock(&self.full[class]).push(stack);
+    }
+
+    fn global(&self, layout: Layout) -> NonNull<u8> {
+        let p = global_alloc(layout);
+        lock(&self.owned).push((OwnedPtr(p), layout));
+        p
+    }
+
+    fn region(&self) -> Bump {
+        if let Some(tail) = lock(&self.tails).pop() {
+            return tail;
+        }
+        let start = self.global(Layout::from_size_align(REGION, ALIGN).expect("region layout"));
+        Bump {
+            next: start.as_ptr(),
+            // SAFETY: one past the end of the region just allocated.
+            end: unsafe { start.as_ptr().add(REGION) },
+        }
+    }
+
+    /// Allocation for a thread whose magazines are gone (it is exiting).
+    pub(super) fn alloc_unowned(&self, class: usize) -> NonNull<u8> {
+        if let Some(mut stack) = self.take(class) {
+            let b = stack.pop().expect("depot stacks are not empty");
+            if stack.len > 0 {
+                self.give(class, stack);
+            }
+            return b;
+        }
+        self.global(class_layout(class))
+    }
+
+    /// Free for a thread whose magazines are gone.
+    ///
+    /// # Safety
+    /// As [`Magazines::free`].
+    pub(super) unsafe fn free_unowned(&self, class: usize, block: NonNull<u8>) {
+        let mut stack = Stack::EMPTY;
+        // SAFETY: the caller hands over a block of this class.
+        unsafe { stack.push(block) };
+        self.give(class, stack);
+    }
+}
+
+impl Drop for Depot {
+    /// Frees all the slab's memory. Only sound once no block is in use and
+    /// no thread's magazines hold blocks of this depot (test depots).
+    fn drop(&mut self) {
+        for (p, layout) in self
+            .owned
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+        {
+            // SAFETY: allocated by `Depot::global` with this layout, and no
+            // block in it is used any more (the precondition above).
+            unsafe { std::alloc::dealloc(p.0.as_ptr(), layout) };
+        }
+    }
+}
+
+/// One thread's free stacks and region tail.
+pub(super) struct Magazines {
+    current: [Stack; CLASSES],
+    spare: [Stack; CLASSES],
+    bump: Bump,
+}
+
+impl Magazines {
+    pub(super) const fn new() -> Magazines {
+        Magazines {
+            current: [const { Stack::EMPTY }; CLASSES],
+            spare: [const { Stack::EMPTY }; CLASSES],
+            bump: Bump::EMPTY,
+        }
+    }
+
+    #[inline]
+    pub(super) fn alloc(&mut self, class: usize, depot: &Depot) -> NonNull<u8> {
+        match self.current[class].pop() {
+            Some(b) => b,
+            None => self.refill(class, depot),
+        }
+    }
+
+    /// `alloc` with `current` empty.
+    #[inline(never)]
+    fn refill(&mut self, class: usize, depot: &Depot) -> NonNull<u8> {
+        if self.spare[class].len > 0 {
+            mem::swap(&mut self.current[class], &mut self.spare[class]);
+        } else if let Some(stack) = depot.take(class) {
+            self.current[class] = stack;
+        } else {
+            return self.cut(class, depot);
+        }
+        self.current[class]
+            .pop()
+            .expect("a full stack was swapped in")
+    }
+
+    /// # Safety
+    /// `block` came from an allocation of `class` through `depot` (on any
+    /// thread) and is not used afterwards.
+    #[inline]
+    pub(super) unsafe fn free(&mut self, class: usize, block: NonNull<u8>, depot: &Depot) {
+        if self.current[class].len == BATCH {
+            self.retire(class, depot);
+        }
+        // SAFETY: the caller hands over a block of this class.
+        unsafe { self.current[class].push(block) };
+    }
+
+    /// `free` with `current` full: it becomes the spare.
+    #[inline(never)]
+    fn retire(&mut self, class: usize, depot: &Depot) {
+        let full = mem::replace(&mut self.current[class], Stack::EMPTY);
+        let old = mem::replace(&mut self.spare[class], full);
+        if old.len > 0 {
+            depot.give(class, old);
+        }
+    }
+
+    /// Cuts a new block from the region tail, taking a new region when the
+    /// tail is too short (its rest, under one block, is left unused).
+    fn cut(&mut self, class: usize, depot: &Depot) -> NonNull<u8> {
+        let size = class_size(class);
+        if self.bump.room() < size {
+            self.bump = depot.region();
+        }
+        let b = self.bump.next;
+        // SAFETY: `room() >= size` (regions and kept tails hold at least
+        // MAX_SIZE bytes), so `b + size` stays within the region.
+        self.bump.next = unsafe { b.add(size) };
+        NonNull::new(b).expect("regions are not at address zero")
+    }
+
+    /// Hands every free block and the region tail to the depot (the thread
+    /// is exiting).
+    pub(super) fn flush(&mut self, depot: &Depot) {
+        for class in 0..CLASSES {
+            for stack in [&mut self.current[class], &mut self.spare[class]] {
+                let stack = mem::replace(stack, Stack::EMPTY);
+                if stack.len > 0 {
+                    depot.give(class, stack);
+                }
+            }
+        }
+        let tail = mem::replace(&mut self.bump, Bump::EMPTY);
+        if tail.room() >= MAX_SIZE {
+            lock(&depot.tails).push(tail);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    fn layout(size: usize) -> Layout {
+        Layout::from_size_align(size, 8).unwrap()
+    }
+
+    #[test]
+    fn classes_round_up_and_large_or_overaligned_blocks_bypass() {
+        assert_eq!(class_of(layout(1)), Some(0));
+        assert_eq!(class_of(layout(16)), Some(0));
+        assert_eq!(class_of(layout(17)), Some(1));
+        assert_eq!(class_of(layout(80)), Some(4));
+        assert_eq!(class_size(4), 80);
+        assert_eq!(
+            class_of(Layout::from_size_align(512, 16).unwrap()),
+            Some(31)
+        );
+        assert_eq!(class_of(layout(513)), None);
+        assert_eq!(class_of(Layout::from_size_align(64, 64).unwrap()), None);
+        assert_eq!(class_of(layout(0)), None);
+    }
+
+    #[test]
+    fn blocks_are_cut_without_gaps_and_reused_newest_first() {
+        let depot = Depot::new();
+        let mut mags = Magazines::new();
+        let a = mags.alloc(4, &depot);
+        let b = mags.alloc(4, &depot);
+        assert_eq!(b.as_ptr().addr() - a.as_ptr().addr(), 80);
+        assert_eq!(a.as_ptr().addr() % ALIGN, 0);
+        // SAFETY: a and b came from this depot, class 4, and are not used again.
+        unsafe {
+            mags.free(4, a, &depot);
+            mags.free(4, b, &depot);
+        }
+        assert_eq!(mags.alloc(4, &depot), b);
+        assert_eq!(mags.alloc(4, &depot), a);
+        // SAFETY: as above.
+        unsafe {
+            mags.free(4, a, &depot);
+            mags.free(4, b, &depot);
+        }
+        mags.flush(&depot);
+    }
+
+    #[test]
+    fn blocks_are_distinct_and_writable_across_regions() {
+        let depot = Depot::new();
+        let mut mags = Magazines::new();
+        let n = if cfg!(miri) { 300 } else { 3 * REGION / 112 };
+        let blocks: Vec<_> = (0..n).map(|_| mags.alloc(6, &depot)).collect();
+        for (i, b) in blocks.iter().enumerate() {
+            // SAFETY: each block is 112 bytes, ours until freed.
+            unsafe { ptr::write_bytes(b.as_ptr(), i as u8, 112) };
+        }
+        for (i, b) in blocks.iter().enumerate() {
+            // SAFETY: as above; the last byte was written by this block's fill.
+            assert_eq!(unsafe { b.as_ptr().add(111).read() }, i as u8);
+        }
+        let distinct: HashSet<_> = blocks.iter().map(|b| b.as_ptr()).collect();
+        assert_eq!(distinct.len(), n);
+        for b in blocks {
+            // SAFETY: from this depot, class 6, not used again.
+            unsafe { mags.free(6, b, &depot) };
+        }
+        mags.flush(&depot);
+    }
+
+    #[test]
+    fn blocks_freed_on_another_thread_come_back_through_the_depot() {
+        let depot = Depot::new();
+        let mut producer = Magazines::new();
+        let blocks: Vec<_> = (0..4 * BATCH).map(|_| producer.alloc(2, &depot)).collect();
+        let cut: HashSet<usize> = blocks.iter().map(|b| b.as_ptr().addr()).collect();
+        struct Handed(Vec<NonNull<u8>>);
+        // SAFETY: the blocks are free memory handed to the consumer whole.
+        unsafe impl Send for Handed {}
+        let handed = Handed(blocks);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut consumer = Magazines::new();
+                for b in { handed }.0 {
+                    // SAFETY: cut above from this depot, class 2, and the
+                    // producer never touches them again.
+                    unsafe { consumer.free(2, b, &depot) };
+                }
+                // The consumer keeps two stacks; the rest went to the depot.
+                assert_eq!(lock(&depot.full[2]).len(), 2);
+                consumer.flush(&depot);
+            });
+        });
+        // All four stacks are in the depot now; the producer's next
+        // allocations reuse them instead of cutting new blocks.
+        let again: Vec<_> = (0..4 * BATCH).map(|_| producer.alloc(2, &depot)).collect();
+        assert!(again.iter().all(|b| cut.contains(&b.as_ptr().addr())));
+        for b in again {
+            // SAFETY: from this depot, class 2, not used again.
+            unsafe { producer.free(2, b, &depot) };
+        }
+        producer.flush(&depot);
+    }
+
+    #[test]
+    fn an_exiting_thread_leaves_its_tail_and_the_unowned_paths_use_the_depot() {
+        let depot = Depot::new();
+        let mut first = Magazines::new();
+        let a = first.alloc(0, &depot);
+        first.flush(&depot);
+        // The next thread cuts on from where the first stopped.
+        let mut second = Magazines::new();
+        let b = second.alloc(0, &depot);
+        assert_eq!(b.as_ptr().addr() - a.as_ptr().addr(), 16);
+        // SAFETY: a came from this depot, class 0, and is not used again.
+        unsafe { depot.free_unowned(0, a) };
+        assert_eq!(depot.alloc_unowned(0), a);
+        // With the depot empty, an unowned allocation is a global one.
+        let c = depot.alloc_unowned(0);
+        assert_ne!(c, a);
+        // SAFETY: each from this depot, class 0, not used again.
+        unsafe {
+            second.free(0, a, &depot);
+            second.free(0, b, &depot);
+            second.free(0, c, &depot);
+        }
+        second.flush(&depot);
+    }
+}
