@@ -812,11 +812,19 @@ fn a_lone_ping_pong_pair_stays_on_one_worker() {
     });
     assert_eq!(sum, rounds * (rounds - 1) / 2);
     // ~2,500 cap events (two polls per round trip, cap 16); when each woke
-    // the other worker, a fifth to a third of the polls ran there.
-    let polls: Vec<u64> = rt.metrics().workers.iter().map(|w| w.polls).collect();
-    let (total, most) = (polls.iter().sum::<u64>(), *polls.iter().max().unwrap());
+    // the other worker, 21-55 moves in ten runs (its steals of the capped
+    // task) and a fifth to a half of the polls ran there; now 2 (the
+    // spawns, taken from the injector). Counted are the moves, not where
+    // the polls ran: a worker still searching when the pair starts may steal
+    // it once (seen under CPU load: 3 moves), and then the pair lives there.
+    let workers = rt.metrics().workers;
+    let moves: u64 = workers
+        .iter()
+        .map(|w| w.steal_operations + w.injector_pops)
+        .sum();
+    let polls: Vec<u64> = workers.iter().map(|w| w.polls).collect();
     assert!(
-        total - most < rounds / 100,
-        "the pair was split across workers: polls per worker {polls:?}"
+        moves <= 6,
+        "the pair moved between workers {moves} times (2 are its spawns); polls per worker {polls:?}"
     );
 }
