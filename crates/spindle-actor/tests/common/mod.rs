@@ -115,9 +115,17 @@ pub fn pipe(n: u64, cap: usize, batch: usize) -> (Graph, ActorState<Seen>) {
 /// A raw HTTP/1.1 exchange: sends `request` as is, returns the whole
 /// response (status line, headers, body) as text.
 pub fn http_raw(addr: SocketAddr, request: &[u8]) -> String {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect");
+    let s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect");
+    exchange(s, request)
+}
+
+/// [`http_raw`] on a connection already made. A request the server
+/// closes the connection on, unwritten or unanswered, gets "".
+pub fn exchange(mut s: TcpStream, request: &[u8]) -> String {
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(request).unwrap();
+    if s.write_all(request).is_err() {
+        return String::new();
+    }
     let mut out = Vec::new();
     let _ = s.read_to_end(&mut out);
     String::from_utf8_lossy(&out).into_owned()
