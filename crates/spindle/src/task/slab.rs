@@ -34,6 +34,7 @@
 use std::alloc::Layout;
 use std::mem;
 use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// Size classes are multiples of this, which is also the largest alignment served.
@@ -142,6 +143,12 @@ impl Bump {
 /// every allocation the slab ever took.
 pub(super) struct Depot {
     full: [Mutex<Vec<Stack>>; CLASSES],
+    /// `full[c].len()`, written under that lock and read without it, so an
+    /// allocation cutting fresh blocks (no frees yet: every spawn of a
+    /// spawn burst) skips the lock. Only a hint: a stale zero cuts a block
+    /// while a stack waits (it is taken next time), a stale count takes the
+    /// lock and finds none.
+    stocked: [AtomicUsize; CLASSES],
     tails: Mutex<Vec<Bump>>,
     owned: Mutex<Vec<(OwnedPtr, Layout)>>,
 }
@@ -155,18 +162,27 @@ impl Depot {
     pub(super) const fn new() -> Depot {
         Depot {
             full: [const { Mutex::new(Vec::new()) }; CLASSES],
+            stocked: [const { AtomicUsize::new(0) }; CLASSES],
             tails: Mutex::new(Vec::new()),
             owned: Mutex::new(Vec::new()),
         }
     }
 
     fn take(&self, class: usize) -> Option<Stack> {
-        lock(&self.full[class]).pop()
+        if self.stocked[class].load(Relaxed) == 0 {
+            return None;
+        }
+        let mut full = lock(&self.full[class]);
+        let stack = full.pop();
+        self.stocked[class].store(full.len(), Relaxed);
+        stack
     }
 
     fn give(&self, class: usize, stack: Stack) {
         debug_assert!(stack.len > 0);
-        lock(&self.full[class]).push(stack);
+        let mut full = lock(&self.full[class]);
+        full.push(stack);
+        self.stocked[class].store(full.len(), Relaxed);
     }
 
     fn global(&self, layout: Layout) -> NonNull<u8> {
@@ -412,6 +428,7 @@ mod tests {
                 }
                 // The consumer keeps two stacks; the rest went to the depot.
                 assert_eq!(lock(&depot.full[2]).len(), 2);
+                assert_eq!(depot.stocked[2].load(Relaxed), 2);
                 consumer.flush(&depot);
             });
         });
