@@ -28,16 +28,11 @@ mod thread {
 
     pub(super) static DEPOT: Depot = Depot::new();
 
-    struct ThreadSlab(UnsafeCell<Magazines>);
-
-    impl Drop for ThreadSlab {
-        fn drop(&mut self) {
-            self.0.get_mut().flush(&DEPOT);
-        }
-    }
-
     thread_local! {
-        static SLAB: ThreadSlab = const { ThreadSlab(UnsafeCell::new(Magazines::new())) };
+        /// Flushed into the depot when the thread exits (`Magazines::drop`).
+        static SLAB: UnsafeCell<Magazines<'static>> = const {
+            UnsafeCell::new(Magazines::new(&DEPOT))
+        };
     }
 
     #[inline]
@@ -45,7 +40,7 @@ mod thread {
         SLAB.try_with(|t| {
             // SAFETY: thread-local, and `alloc` does not re-enter the slab
             // (the depot's own bookkeeping uses the global allocator).
-            unsafe { &mut *t.0.get() }.alloc(class, &DEPOT)
+            unsafe { &mut *t.get() }.alloc(class)
         })
         .unwrap_or_else(|_| DEPOT.alloc_unowned(class))
     }
@@ -56,7 +51,7 @@ mod thread {
     pub(super) unsafe fn free(class: usize, block: NonNull<u8>) {
         let kept = SLAB.try_with(|t| {
             // SAFETY: as in `alloc`; the caller hands over a block of `class`.
-            unsafe { (*t.0.get()).free(class, block, &DEPOT) }
+            unsafe { (*t.get()).free(class, block) }
         });
         if kept.is_err() {
             // SAFETY: as above.

@@ -30,6 +30,7 @@
 //! - Memory goes back to the global allocator only when a depot is dropped
 //!   (test depots; the process's depot lives forever): a program whose
 //!   live tasks peak at N keeps N cells' worth of memory for later tasks.
+//!   Magazines borrow their depot, so none outlives it.
 
 use std::alloc::Layout;
 use std::mem;
@@ -228,8 +229,8 @@ impl Depot {
 }
 
 impl Drop for Depot {
-    /// Frees all the slab's memory. Only sound once no block is in use and
-    /// no thread's magazines hold blocks of this depot (test depots).
+    /// Frees all the slab's memory (test depots; magazines borrow their
+    /// depot, so none is left). Blocks still handed out dangle from here on.
     fn drop(&mut self) {
         for (p, layout) in self
             .owned
@@ -244,16 +245,19 @@ impl Drop for Depot {
     }
 }
 
-/// One thread's free stacks and region tail.
-pub(super) struct Magazines {
+/// One thread's free stacks and region tail, drawing on one depot (which
+/// outlives them: their blocks are its memory).
+pub(super) struct Magazines<'d> {
+    depot: &'d Depot,
     current: [Stack; CLASSES],
     spare: [Stack; CLASSES],
     bump: Bump,
 }
 
-impl Magazines {
-    pub(super) const fn new() -> Magazines {
+impl<'d> Magazines<'d> {
+    pub(super) const fn new(depot: &'d Depot) -> Magazines<'d> {
         Magazines {
+            depot,
             current: [const { Stack::EMPTY }; CLASSES],
             spare: [const { Stack::EMPTY }; CLASSES],
             bump: Bump::EMPTY,
@@ -261,22 +265,22 @@ impl Magazines {
     }
 
     #[inline]
-    pub(super) fn alloc(&mut self, class: usize, depot: &Depot) -> NonNull<u8> {
+    pub(super) fn alloc(&mut self, class: usize) -> NonNull<u8> {
         match self.current[class].pop() {
             Some(b) => b,
-            None => self.refill(class, depot),
+            None => self.refill(class),
         }
     }
 
     /// `alloc` with `current` empty.
     #[inline(never)]
-    fn refill(&mut self, class: usize, depot: &Depot) -> NonNull<u8> {
+    fn refill(&mut self, class: usize) -> NonNull<u8> {
         if self.spare[class].len > 0 {
             mem::swap(&mut self.current[class], &mut self.spare[class]);
-        } else if let Some(stack) = depot.take(class) {
+        } else if let Some(stack) = self.depot.take(class) {
             self.current[class] = stack;
         } else {
-            return self.cut(class, depot);
+            return self.cut(class);
         }
         self.current[class]
             .pop()
@@ -284,12 +288,12 @@ impl Magazines {
     }
 
     /// # Safety
-    /// `block` came from an allocation of `class` through `depot` (on any
-    /// thread) and is not used afterwards.
+    /// `block` came from an allocation of `class` through this depot (on
+    /// any thread) and is not used afterwards.
     #[inline]
-    pub(super) unsafe fn free(&mut self, class: usize, block: NonNull<u8>, depot: &Depot) {
+    pub(super) unsafe fn free(&mut self, class: usize, block: NonNull<u8>) {
         if self.current[class].len == BATCH {
-            self.retire(class, depot);
+            self.retire(class);
         }
         // SAFETY: the caller hands over a block of this class.
         unsafe { self.current[class].push(block) };
@@ -297,20 +301,20 @@ impl Magazines {
 
     /// `free` with `current` full: it becomes the spare.
     #[inline(never)]
-    fn retire(&mut self, class: usize, depot: &Depot) {
+    fn retire(&mut self, class: usize) {
         let full = mem::replace(&mut self.current[class], Stack::EMPTY);
         let old = mem::replace(&mut self.spare[class], full);
         if old.len > 0 {
-            depot.give(class, old);
+            self.depot.give(class, old);
         }
     }
 
     /// Cuts a new block from the region tail, taking a new region when the
     /// tail is too short (its rest, under one block, is left unused).
-    fn cut(&mut self, class: usize, depot: &Depot) -> NonNull<u8> {
+    fn cut(&mut self, class: usize) -> NonNull<u8> {
         let size = class_size(class);
         if self.bump.room() < size {
-            self.bump = depot.region();
+            self.bump = self.depot.region();
         }
         let b = self.bump.next;
         // SAFETY: `room() >= size` (regions and kept tails hold at least
@@ -318,21 +322,23 @@ impl Magazines {
         self.bump.next = unsafe { b.add(size) };
         NonNull::new(b).expect("regions are not at address zero")
     }
+}
 
-    /// Hands every free block and the region tail to the depot (the thread
-    /// is exiting).
-    pub(super) fn flush(&mut self, depot: &Depot) {
+impl Drop for Magazines<'_> {
+    /// Hands every free block and the region tail to the depot (the
+    /// thread is exiting).
+    fn drop(&mut self) {
         for class in 0..CLASSES {
             for stack in [&mut self.current[class], &mut self.spare[class]] {
                 let stack = mem::replace(stack, Stack::EMPTY);
                 if stack.len > 0 {
-                    depot.give(class, stack);
+                    self.depot.give(class, stack);
                 }
             }
         }
         let tail = mem::replace(&mut self.bump, Bump::EMPTY);
         if tail.room() >= MAX_SIZE {
-            lock(&depot.tails).push(tail);
+            lock(&self.depot.tails).push(tail);
         }
     }
 }
@@ -365,32 +371,32 @@ mod tests {
     #[test]
     fn blocks_are_cut_without_gaps_and_reused_newest_first() {
         let depot = Depot::new();
-        let mut mags = Magazines::new();
-        let a = mags.alloc(4, &depot);
-        let b = mags.alloc(4, &depot);
+        let mut mags = Magazines::new(&depot);
+        let a = mags.alloc(4);
+        let b = mags.alloc(4);
         assert_eq!(b.as_ptr().addr() - a.as_ptr().addr(), 80);
         assert_eq!(a.as_ptr().addr() % ALIGN, 0);
         // SAFETY: a and b came from this depot, class 4, and are not used again.
         unsafe {
-            mags.free(4, a, &depot);
-            mags.free(4, b, &depot);
+            mags.free(4, a);
+            mags.free(4, b);
         }
-        assert_eq!(mags.alloc(4, &depot), b);
-        assert_eq!(mags.alloc(4, &depot), a);
+        assert_eq!(mags.alloc(4), b);
+        assert_eq!(mags.alloc(4), a);
         // SAFETY: as above.
         unsafe {
-            mags.free(4, a, &depot);
-            mags.free(4, b, &depot);
+            mags.free(4, a);
+            mags.free(4, b);
         }
-        mags.flush(&depot);
+        drop(mags);
     }
 
     #[test]
     fn blocks_are_distinct_and_writable_across_regions() {
         let depot = Depot::new();
-        let mut mags = Magazines::new();
+        let mut mags = Magazines::new(&depot);
         let n = if cfg!(miri) { 300 } else { 3 * REGION / 112 };
-        let blocks: Vec<_> = (0..n).map(|_| mags.alloc(6, &depot)).collect();
+        let blocks: Vec<_> = (0..n).map(|_| mags.alloc(6)).collect();
         for (i, b) in blocks.iter().enumerate() {
             // SAFETY: each block is 112 bytes, ours until freed.
             unsafe { ptr::write_bytes(b.as_ptr(), i as u8, 112) };
@@ -403,16 +409,16 @@ mod tests {
         assert_eq!(distinct.len(), n);
         for b in blocks {
             // SAFETY: from this depot, class 6, not used again.
-            unsafe { mags.free(6, b, &depot) };
+            unsafe { mags.free(6, b) };
         }
-        mags.flush(&depot);
+        drop(mags);
     }
 
     #[test]
     fn blocks_freed_on_another_thread_come_back_through_the_depot() {
         let depot = Depot::new();
-        let mut producer = Magazines::new();
-        let blocks: Vec<_> = (0..4 * BATCH).map(|_| producer.alloc(2, &depot)).collect();
+        let mut producer = Magazines::new(&depot);
+        let blocks: Vec<_> = (0..4 * BATCH).map(|_| producer.alloc(2)).collect();
         let cut: HashSet<usize> = blocks.iter().map(|b| b.as_ptr().addr()).collect();
         struct Handed(Vec<NonNull<u8>>);
         // SAFETY: the blocks are free memory handed to the consumer whole.
@@ -420,38 +426,38 @@ mod tests {
         let handed = Handed(blocks);
         std::thread::scope(|s| {
             s.spawn(|| {
-                let mut consumer = Magazines::new();
+                let mut consumer = Magazines::new(&depot);
                 for b in { handed }.0 {
                     // SAFETY: cut above from this depot, class 2, and the
                     // producer never touches them again.
-                    unsafe { consumer.free(2, b, &depot) };
+                    unsafe { consumer.free(2, b) };
                 }
                 // The consumer keeps two stacks; the rest went to the depot.
                 assert_eq!(lock(&depot.full[2]).len(), 2);
                 assert_eq!(depot.stocked[2].load(Relaxed), 2);
-                consumer.flush(&depot);
+                drop(consumer);
             });
         });
         // All four stacks are in the depot now; the producer's next
         // allocations reuse them instead of cutting new blocks.
-        let again: Vec<_> = (0..4 * BATCH).map(|_| producer.alloc(2, &depot)).collect();
+        let again: Vec<_> = (0..4 * BATCH).map(|_| producer.alloc(2)).collect();
         assert!(again.iter().all(|b| cut.contains(&b.as_ptr().addr())));
         for b in again {
             // SAFETY: from this depot, class 2, not used again.
-            unsafe { producer.free(2, b, &depot) };
+            unsafe { producer.free(2, b) };
         }
-        producer.flush(&depot);
+        drop(producer);
     }
 
     #[test]
     fn an_exiting_thread_leaves_its_tail_and_the_unowned_paths_use_the_depot() {
         let depot = Depot::new();
-        let mut first = Magazines::new();
-        let a = first.alloc(0, &depot);
-        first.flush(&depot);
+        let mut first = Magazines::new(&depot);
+        let a = first.alloc(0);
+        drop(first);
         // The next thread cuts on from where the first stopped.
-        let mut second = Magazines::new();
-        let b = second.alloc(0, &depot);
+        let mut second = Magazines::new(&depot);
+        let b = second.alloc(0);
         assert_eq!(b.as_ptr().addr() - a.as_ptr().addr(), 16);
         // SAFETY: a came from this depot, class 0, and is not used again.
         unsafe { depot.free_unowned(0, a) };
@@ -461,10 +467,10 @@ mod tests {
         assert_ne!(c, a);
         // SAFETY: each from this depot, class 0, not used again.
         unsafe {
-            second.free(0, a, &depot);
-            second.free(0, b, &depot);
-            second.free(0, c, &depot);
+            second.free(0, a);
+            second.free(0, b);
+            second.free(0, c);
         }
-        second.flush(&depot);
+        drop(second);
     }
 }
