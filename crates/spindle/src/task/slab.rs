@@ -450,6 +450,37 @@ mod tests {
     }
 
     #[test]
+    fn a_producer_and_a_consumer_stop_taking_memory_once_they_settle() {
+        // One side allocates every block, the other frees them all, round
+        // after round: the consumer keeps at most two stacks and passes the
+        // rest on, so after the second round the producer takes everything
+        // it needs from the depot and no region is added.
+        let depot = Depot::new();
+        let mut producer = Magazines::new(&depot);
+        let mut consumer = Magazines::new(&depot);
+        let n = if cfg!(miri) {
+            3 * BATCH
+        } else {
+            10 * REGION / 80
+        };
+        let mut taken = Vec::new();
+        for _ in 0..6 {
+            let blocks: Vec<_> = (0..n).map(|_| producer.alloc(4)).collect();
+            for b in blocks {
+                // SAFETY: from this depot, class 4, not used again.
+                unsafe { consumer.free(4, b) };
+            }
+            taken.push(lock(&depot.owned).len());
+        }
+        assert!(
+            taken[1..].iter().all(|&t| t == taken[1]),
+            "regions taken per round: {taken:?}"
+        );
+        drop(producer);
+        drop(consumer);
+    }
+
+    #[test]
     fn an_exiting_thread_leaves_its_tail_and_the_unowned_paths_use_the_depot() {
         let depot = Depot::new();
         let mut first = Magazines::new(&depot);
