@@ -85,7 +85,7 @@ impl Future for Sleep {
             if !driver.timers.poll(*slot, cx.waker()) {
                 return Poll::Pending;
             }
-            this.disarm();
+            this.armed = None; // fired, and freed by that poll
             return Poll::Ready(());
         }
         if this.elapsed_at(Instant::now()) {

@@ -109,7 +109,8 @@ impl Timers {
         }
     }
 
-    /// Whether the timer has fired; if not, `waker` is the one it will wake.
+    /// Whether the timer has fired, freeing it if so (one lock for both);
+    /// if not, `waker` is the one it will wake.
     pub(crate) fn poll(&self, slot: Slot, waker: &Waker) -> bool {
         lock(&self.shards[slot.shard as usize]).poll(slot.key, waker)
     }

@@ -123,11 +123,15 @@ impl Wheel {
         Ok(key)
     }
 
-    /// Whether `key` has fired; if not, makes `waker` the one to wake.
+    /// Whether `key` has fired, freeing it if so (the key is then no
+    /// longer the caller's); if not, makes `waker` the one to wake.
     pub(crate) fn poll(&mut self, key: Key, waker: &Waker) -> bool {
         let e = &mut self.entries[key as usize];
         match e.state {
-            State::Fired => true,
+            State::Fired => {
+                self.remove(key);
+                true
+            }
             State::Armed => {
                 match &mut e.waker {
                     Some(w) => w.clone_from(waker),
@@ -393,8 +397,7 @@ mod tests {
         w.remove(b);
         let fired = run(&mut w, 3000, &log);
         assert_eq!(fired, vec![(2, 10), (0, 10)]);
-        assert!(w.poll(a, &waker(0, &log)));
-        w.remove(a);
+        assert!(w.poll(a, &waker(0, &log))); // fired: also frees `a`
         w.remove(c);
         // Freed keys are reused.
         let d = w.insert(3001, waker(3, &log)).ok().unwrap();
