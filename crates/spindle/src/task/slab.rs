@@ -352,6 +352,22 @@ mod tests {
         Layout::from_size_align(size, 8).unwrap()
     }
 
+    /// Frees every block into `mags`.
+    ///
+    /// # Safety
+    /// Each block came from an allocation of `class` through `mags`'s
+    /// depot and is not used afterwards.
+    unsafe fn free_all(
+        mags: &mut Magazines,
+        class: usize,
+        blocks: impl IntoIterator<Item = NonNull<u8>>,
+    ) {
+        for b in blocks {
+            // SAFETY: the caller's contract.
+            unsafe { mags.free(class, b) };
+        }
+    }
+
     #[test]
     fn classes_round_up_and_large_or_overaligned_blocks_bypass() {
         assert_eq!(class_of(layout(1)), Some(0));
@@ -377,18 +393,11 @@ mod tests {
         assert_eq!(b.as_ptr().addr() - a.as_ptr().addr(), 80);
         assert_eq!(a.as_ptr().addr() % ALIGN, 0);
         // SAFETY: a and b came from this depot, class 4, and are not used again.
-        unsafe {
-            mags.free(4, a);
-            mags.free(4, b);
-        }
+        unsafe { free_all(&mut mags, 4, [a, b]) };
         assert_eq!(mags.alloc(4), b);
         assert_eq!(mags.alloc(4), a);
         // SAFETY: as above.
-        unsafe {
-            mags.free(4, a);
-            mags.free(4, b);
-        }
-        drop(mags);
+        unsafe { free_all(&mut mags, 4, [a, b]) };
     }
 
     #[test]
@@ -407,11 +416,8 @@ mod tests {
         }
         let distinct: HashSet<_> = blocks.iter().map(|b| b.as_ptr()).collect();
         assert_eq!(distinct.len(), n);
-        for b in blocks {
-            // SAFETY: from this depot, class 6, not used again.
-            unsafe { mags.free(6, b) };
-        }
-        drop(mags);
+        // SAFETY: from this depot, class 6, not used again.
+        unsafe { free_all(&mut mags, 6, blocks) };
     }
 
     #[test]
@@ -427,26 +433,20 @@ mod tests {
         std::thread::scope(|s| {
             s.spawn(|| {
                 let mut consumer = Magazines::new(&depot);
-                for b in { handed }.0 {
-                    // SAFETY: cut above from this depot, class 2, and the
-                    // producer never touches them again.
-                    unsafe { consumer.free(2, b) };
-                }
+                // SAFETY: cut above from this depot, class 2, and the
+                // producer never touches them again.
+                unsafe { free_all(&mut consumer, 2, { handed }.0) };
                 // The consumer keeps two stacks; the rest went to the depot.
                 assert_eq!(lock(&depot.full[2]).len(), 2);
                 assert_eq!(depot.stocked[2].load(Relaxed), 2);
-                drop(consumer);
             });
         });
         // All four stacks are in the depot now; the producer's next
         // allocations reuse them instead of cutting new blocks.
         let again: Vec<_> = (0..4 * BATCH).map(|_| producer.alloc(2)).collect();
         assert!(again.iter().all(|b| cut.contains(&b.as_ptr().addr())));
-        for b in again {
-            // SAFETY: from this depot, class 2, not used again.
-            unsafe { producer.free(2, b) };
-        }
-        drop(producer);
+        // SAFETY: from this depot, class 2, not used again.
+        unsafe { free_all(&mut producer, 2, again) };
     }
 
     #[test]
@@ -466,18 +466,14 @@ mod tests {
         let mut taken = Vec::new();
         for _ in 0..6 {
             let blocks: Vec<_> = (0..n).map(|_| producer.alloc(4)).collect();
-            for b in blocks {
-                // SAFETY: from this depot, class 4, not used again.
-                unsafe { consumer.free(4, b) };
-            }
+            // SAFETY: from this depot, class 4, not used again.
+            unsafe { free_all(&mut consumer, 4, blocks) };
             taken.push(lock(&depot.owned).len());
         }
         assert!(
             taken[1..].iter().all(|&t| t == taken[1]),
             "regions taken per round: {taken:?}"
         );
-        drop(producer);
-        drop(consumer);
     }
 
     #[test]
@@ -497,11 +493,6 @@ mod tests {
         let c = depot.alloc_unowned(0);
         assert_ne!(c, a);
         // SAFETY: each from this depot, class 0, not used again.
-        unsafe {
-            second.free(0, a);
-            second.free(0, b);
-            second.free(0, c);
-        }
-        drop(second);
+        unsafe { free_all(&mut second, 0, [a, b, c]) };
     }
 }
