@@ -220,7 +220,7 @@ impl DriverCtx {
                 } else {
                     core.queue.pop_front().or_else(|| {
                         // Move a batch from the injector in one lock.
-                        let mut batch = shared.inject.pop_n(128);
+                        let mut batch = shared.inject.pop_n(128).into_iter();
                         let first = batch.next();
                         core.queue.extend(batch);
                         first

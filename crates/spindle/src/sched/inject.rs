@@ -1,61 +1,46 @@
 //! The injector: the global run queue for tasks scheduled from outside a
 //! worker, overflow from full local rings, and `Handle::spawn`.
 //!
-//! An intrusive FIFO through `Header::queue_next` under one mutex, plus an
-//! atomic length so that workers can see "empty" without the lock.
+//! A FIFO of task pointers under one mutex, plus an atomic length so that
+//! workers can see "empty" without the lock. Pointers rather than a list
+//! linked through the tasks: moving a batch in or out copies words and
+//! reads no task, where a linked list made every pop read each task's
+//! header under the lock, one dependent cache miss per task (a remote one
+//! when another core queued it; sleep_1m passes nearly every task through
+//! here twice).
 //!
 //! Invariants:
-//! - `queue_next` of a queued task belongs to this queue (the queue holds the
-//!   task's `Notified`).
+//! - The queue holds the `Notified` of every task in it.
 //! - `len` is written only under the lock; reading it unlocked is a hint,
 //!   except that `push` stores it (SeqCst) before a worker is notified, and a
 //!   worker about to sleep re-reads it (SeqCst) after announcing itself: one
 //!   of them sees the other (`docs/sleep-wake.md`).
 //! - After `close`, `push` hands tasks back so the caller can cancel them.
+//! - A buffer grown past `KEEP_CAPACITY` is freed when a pop empties it: a
+//!   burst of a million queued tasks does not pin 8 MB for good.
 
 use crate::loom::{lock, AtomicUsize, Mutex, Ordering::*};
-use crate::task::{Notified, RawTask};
-use std::ptr::NonNull;
+use crate::task::Notified;
+use std::collections::VecDeque;
 
-use crate::task::raw::Header;
+/// Slots the queue's buffer may keep once empty.
+const KEEP_CAPACITY: usize = 4096;
 
-struct List {
-    head: Option<NonNull<Header>>,
-    tail: Option<NonNull<Header>>,
+struct Queue {
+    tasks: VecDeque<Notified>,
     closed: bool,
 }
 
-// SAFETY: the list owns the Notified references of the tasks it links and is
-// only touched under the mutex.
-unsafe impl Send for List {}
-
-// SAFETY: a batch owns the Notified references of the tasks it links, cut
-// off the list; nobody else reaches their `queue_next`.
-unsafe impl Send for Batch {}
-
 pub(crate) struct Inject {
-    list: Mutex<List>,
+    queue: Mutex<Queue>,
     len: AtomicUsize,
-}
-
-fn set_next(task: RawTask, next: Option<NonNull<Header>>) {
-    task.header().queue_next.with_mut(|p| {
-        // SAFETY: the holder of the Notified (we, under the lock) owns queue_next.
-        unsafe { *p = next }
-    })
-}
-
-fn next(task: RawTask) -> Option<NonNull<Header>> {
-    // SAFETY: as in `set_next`.
-    task.header().queue_next.with(|p| unsafe { *p })
 }
 
 impl Inject {
     pub(crate) fn new() -> Inject {
         Inject {
-            list: Mutex::new(List {
-                head: None,
-                tail: None,
+            queue: Mutex::new(Queue {
+                tasks: VecDeque::new(),
                 closed: false,
             }),
             len: AtomicUsize::new(0),
@@ -75,116 +60,68 @@ impl Inject {
         if tasks.is_empty() {
             return Ok(());
         }
-        let mut list = lock(&self.list);
-        if list.closed {
+        let mut q = lock(&self.queue);
+        if q.closed {
             return Err(tasks);
         }
-        let n = tasks.len();
-        for t in tasks {
-            list.link(t);
-        }
+        q.tasks.extend(tasks);
         // SeqCst: see the module docs (pairs with the sleeper's re-check).
-        self.len.store(self.len.load(Relaxed) + n, SeqCst);
+        self.len.store(q.tasks.len(), SeqCst);
         Ok(())
     }
 
-    /// Appends one task (no allocation); gives it back if the queue is closed.
+    /// Appends one task; gives it back if the queue is closed.
     pub(crate) fn push(&self, task: Notified) -> Result<(), Notified> {
-        let mut list = lock(&self.list);
-        if list.closed {
+        let mut q = lock(&self.queue);
+        if q.closed {
             return Err(task);
         }
-        list.link(task);
+        q.tasks.push_back(task);
         // SeqCst: as in `push_batch`.
-        self.len.store(self.len.load(Relaxed) + 1, SeqCst);
+        self.len.store(q.tasks.len(), SeqCst);
         Ok(())
     }
 
-    /// Takes up to `max` tasks from the front in one lock: the chain is cut
-    /// off the list and walked after the lock is released.
-    pub(crate) fn pop_n(&self, max: usize) -> Batch {
-        let mut batch = Batch { head: None, len: 0 };
+    /// Takes up to `max` tasks from the front in one lock, oldest first.
+    pub(crate) fn pop_n(&self, max: usize) -> Vec<Notified> {
         if self.is_empty() || max == 0 {
-            return batch;
+            return Vec::new();
         }
-        let mut list = lock(&self.list);
-        batch.head = list.head;
-        let mut last = None;
-        while batch.len < max {
-            let Some(h) = list.head else { break };
-            last = Some(h);
-            list.head = next(RawTask::from_header(h));
-            batch.len += 1;
-        }
-        if let Some(last) = last {
-            set_next(RawTask::from_header(last), None); // end the batch's chain
-        }
-        if list.head.is_none() {
-            list.tail = None;
-        }
-        self.len.store(self.len.load(Relaxed) - batch.len, SeqCst);
+        let mut q = lock(&self.queue);
+        let n = max.min(q.tasks.len());
+        let batch = q.tasks.drain(..n).collect();
+        q.popped(&self.len);
         batch
     }
 
     pub(crate) fn pop(&self) -> Option<Notified> {
-        self.pop_n(1).next()
+        if self.is_empty() {
+            return None;
+        }
+        let mut q = lock(&self.queue);
+        let task = q.tasks.pop_front();
+        q.popped(&self.len);
+        task
     }
 
     /// Refuses further pushes and returns what was queued.
-    pub(crate) fn close(&self) -> Batch {
-        lock(&self.list).closed = true;
-        self.pop_n(usize::MAX)
+    pub(crate) fn close(&self) -> Vec<Notified> {
+        let mut q = lock(&self.queue);
+        q.closed = true;
+        let all = q.tasks.drain(..).collect();
+        q.popped(&self.len);
+        all
     }
 }
 
-impl List {
-    /// Appends a task, taking over its `Notified`.
-    fn link(&mut self, task: Notified) {
-        let raw = task.into_raw();
-        set_next(raw, None);
-        match self.tail {
-            Some(tail) => set_next(RawTask::from_header(tail), Some(raw.header_ptr())),
-            None => self.head = Some(raw.header_ptr()),
+impl Queue {
+    /// After a pop, under the lock: publishes the length and frees a large
+    /// buffer that just emptied.
+    fn popped(&mut self, len: &AtomicUsize) {
+        len.store(self.tasks.len(), SeqCst);
+        if self.tasks.is_empty() && self.tasks.capacity() > KEEP_CAPACITY {
+            self.tasks = VecDeque::new();
         }
-        self.tail = Some(raw.header_ptr());
-    }
-}
-
-/// Tasks taken off the injector, still linked through `queue_next`, whose
-/// `Notified`s the batch owns: it yields them in order, and dropping it
-/// drops (cancels) the ones not taken.
-pub(crate) struct Batch {
-    head: Option<NonNull<Header>>,
-    len: usize,
-}
-
-impl Batch {
-    pub(crate) fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
-impl Iterator for Batch {
-    type Item = Notified;
-
-    fn next(&mut self) -> Option<Notified> {
-        let raw = RawTask::from_header(self.head?);
-        self.head = next(raw);
-        self.len -= 1;
-        // SAFETY: the batch held this task's Notified (taken off the list).
-        Some(unsafe { Notified::from_raw(raw) })
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.len, Some(self.len))
-    }
-}
-
-impl ExactSizeIterator for Batch {}
-
-impl Drop for Batch {
-    fn drop(&mut self) {
-        self.for_each(drop);
     }
 }
 
@@ -198,5 +135,71 @@ impl crate::sched::queue::Overflow for Inject {
 impl Drop for Inject {
     fn drop(&mut self) {
         drop(self.close()); // cancels what was queued
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::task::inert;
+    use crate::task::RawTask;
+
+    /// `n` queued-ready tasks and their raw pointers, in order.
+    fn tasks(n: usize) -> (Vec<Notified>, Vec<RawTask>) {
+        (0..n)
+            .map(|_| {
+                let (notified, handle) = inert::task();
+                let raw = notified.raw();
+                handle.drop_join_handle();
+                (notified, raw)
+            })
+            .unzip()
+    }
+
+    #[test]
+    fn pops_come_out_in_push_order_and_the_length_follows() {
+        let inject = Inject::new();
+        let (mut batch, order) = tasks(10);
+        let last = batch.pop().unwrap();
+        assert!(inject.push_batch(batch).is_ok());
+        assert!(inject.push(last).is_ok());
+        assert_eq!(inject.len(), 10);
+        let first = inject.pop().unwrap();
+        let three = inject.pop_n(3);
+        assert_eq!(inject.len(), 6);
+        let rest = inject.pop_n(100);
+        assert!(inject.is_empty() && inject.pop().is_none() && inject.pop_n(4).is_empty());
+        let got: Vec<RawTask> = std::iter::once(first)
+            .chain(three)
+            .chain(rest)
+            .map(|t| t.raw())
+            .collect();
+        assert_eq!(got, order);
+    }
+
+    #[test]
+    fn a_closed_injector_hands_tasks_back_and_gives_up_what_it_held() {
+        let inject = Inject::new();
+        let (batch, _) = tasks(3);
+        assert!(inject.push_batch(batch).is_ok());
+        assert_eq!(inject.close().len(), 3);
+        assert!(inject.is_empty());
+        let (mut more, _) = tasks(2);
+        assert!(inject.push(more.pop().unwrap()).is_err());
+        assert!(matches!(inject.push_batch(more), Err(back) if back.len() == 1));
+    }
+
+    #[test]
+    fn a_large_buffer_is_freed_once_drained() {
+        let inject = Inject::new();
+        let (batch, _) = tasks(KEEP_CAPACITY * 2);
+        assert!(inject.push_batch(batch).is_ok());
+        while !inject.pop_n(1000).is_empty() {}
+        assert_eq!(lock(&inject.queue).tasks.capacity(), 0);
+        // A small one is kept.
+        let (batch, _) = tasks(10);
+        assert!(inject.push_batch(batch).is_ok());
+        drop(inject.pop_n(10));
+        assert!(lock(&inject.queue).tasks.capacity() >= 10);
     }
 }

@@ -581,7 +581,7 @@ impl WorkerCtx {
         }
         let share = inject.len() / self.shared().remotes.len() + 1;
         let n = share.clamp(1, core.queue.remaining().clamp(1, queue::CAPACITY / 2));
-        let mut batch = inject.pop_n(n);
+        let mut batch = inject.pop_n(n).into_iter();
         let first = batch.next()?;
         bump(&self.counters().injector_pops, 1 + batch.len() as u64);
         for t in batch {

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! Cell<F, S> (repr C, one block from `alloc.rs`)
-//!   Header     state word, vtable, injector link, registry key
+//!   Header     state word, vtable, registry key
 //!   S          the scheduler hook (where `schedule` sends a Notified)
 //!   Stage<F>   Running(F) | Finished(Result<F::Output, JoinError>) | Consumed
 //!   Option<Waker>  the JoinHandle's waker
@@ -14,7 +14,6 @@
 //!   the output at completion, or the handle drops it when it goes second);
 //! - the **join waker slot** belongs to the JoinHandle while JOIN_WAKER is
 //!   clear and the task is not COMPLETE; otherwise it is read-only;
-//! - `queue_next` belongs to whoever holds the task's `Notified`;
 //! - `registered` is read and written only by the poller (while RUNNING),
 //!   and by the spawner before the task is first scheduled (spawn tracking).
 //!
@@ -76,8 +75,6 @@ pub(crate) struct Vtable {
 pub(crate) struct Header {
     pub(crate) state: State,
     pub(crate) vtable: &'static Vtable,
-    /// Link in the injector's intrusive list (owned by the `Notified` holder).
-    pub(crate) queue_next: UnsafeCell<Option<NonNull<Header>>>,
     /// Where the registry holds this task, if it does (owned by the poller).
     registered: UnsafeCell<Option<Key>>,
 }
@@ -126,7 +123,6 @@ impl RawTask {
             header: Header {
                 state: State::new(),
                 vtable: vtable::<F, S>(),
-                queue_next: UnsafeCell::new(None),
                 registered: UnsafeCell::new(None),
             },
             scheduler,
@@ -274,7 +270,8 @@ impl Notified {
         Notified(raw)
     }
 
-    /// Gives up the wrapper without dropping the reference (for intrusive queues).
+    /// Gives up the wrapper without dropping the reference (for queues that
+    /// store raw pointers).
     pub(crate) fn into_raw(self) -> RawTask {
         let raw = self.0;
         std::mem::forget(self);
@@ -605,12 +602,12 @@ mod tests {
 
     #[test]
     fn a_task_is_small() {
-        // Four words of header; a task whose future and output are a u64
-        // fits in a 96-byte allocation with its scheduler hook and waker.
-        assert_eq!(std::mem::size_of::<Header>(), 32);
+        // Three words of header; a task whose future and output are a u64
+        // takes 72 bytes with its scheduler hook and waker.
+        assert_eq!(std::mem::size_of::<Header>(), 24);
         assert_eq!(std::mem::size_of::<JoinError>(), 8);
         type Tiny = std::future::Ready<u64>;
-        assert!(std::mem::size_of::<Cell<Tiny, std::sync::Arc<()>>>() <= 80);
+        assert!(std::mem::size_of::<Cell<Tiny, std::sync::Arc<()>>>() <= 72);
         // A handle is one pointer (it lets go of it once the output is taken).
         assert_eq!(std::mem::size_of::<super::super::JoinHandle<u64>>(), 8);
     }
