@@ -77,6 +77,44 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     }
 }
 
+/// A Release store to an atomic that other threads change only by RMW
+/// (a lock word, a hand-over slot). In the C++ model an RMW reads the last
+/// value in the location's modification order ([atomics.order] p10), so
+/// the store cannot land between another thread's read and write of one
+/// RMW, and a plain `mov` does what a locked swap would.
+///
+/// Under loom it is a swap: loom lets a plain store slip between the read
+/// and the write of another thread's RMW (tokio-rs/loom#254, #389; the fix,
+/// loom#391, is not released) and would report states no real execution
+/// reaches. A swap is the same protocol for every execution the C++ model
+/// allows, so the models still check the real one.
+pub(crate) trait ReleaseStore {
+    type Value;
+    fn release_store(&self, v: Self::Value);
+}
+
+impl ReleaseStore for AtomicBool {
+    type Value = bool;
+    #[inline(always)]
+    fn release_store(&self, v: bool) {
+        #[cfg(not(loom))]
+        self.store(v, Ordering::Release);
+        #[cfg(loom)]
+        self.swap(v, Ordering::AcqRel);
+    }
+}
+
+impl<T> ReleaseStore for AtomicPtr<T> {
+    type Value = *mut T;
+    #[inline(always)]
+    fn release_store(&self, v: *mut T) {
+        #[cfg(not(loom))]
+        self.store(v, Ordering::Release);
+        #[cfg(loom)]
+        self.swap(v, Ordering::AcqRel);
+    }
+}
+
 /// Pads and aligns a value to a cache line pair, so that two hot atomics
 /// written by different threads never share a line (128 bytes covers the
 /// adjacent-line prefetcher on x86-64).
