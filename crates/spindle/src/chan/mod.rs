@@ -50,6 +50,7 @@ mod error;
 mod flavors;
 #[doc(hidden)]
 pub mod select;
+mod spin;
 mod waiters;
 
 use std::fmt;

@@ -12,7 +12,7 @@
 //! There is no ring buffer: each value is owned by its sender's offer or by
 //! its taker's slot, never by the channel.
 //!
-//! # Invariants (all under `inner`'s mutex)
+//! # Invariants (all under `inner`'s lock, a spin lock: `chan/spin.rs`)
 //! - `queue` lists, oldest first, the keys of `Offered` offers; an offer is
 //!   `Offered` (value present, sender waiting), `Taken` (a receiver took the
 //!   value; the sender has yet to see it) or `Free`.
@@ -21,7 +21,7 @@
 //!   its value in; the receiver has yet to see it) or `Free`.
 //! - Never both a queued offer and a waiting taker: a sender gives to a
 //!   waiting taker before it offers, a receiver takes an offer before it
-//!   parks a taker, each under the mutex.
+//!   parks a taker, each under the lock.
 //! - A value is moved exactly once out of an offer or a filled taker: taken
 //!   by a receiver, or reclaimed by its sender (close, timeout,
 //!   cancellation); a filled taker whose receive is cancelled passes the
@@ -31,13 +31,13 @@
 //!   taken until their senders reclaim them (close wakes every sender and
 //!   every taker; a waiting taker then sees `Closed`, a filled one its value).
 //!
-//! Every waker is woken after the mutex is released.
+//! Every waker is woken after the lock is released.
 //!
 use std::collections::VecDeque;
 use std::task::{Poll, Waker};
 
 use crate::chan::error::{RecvError, TryRecvError};
-use crate::loom::{lock, Mutex};
+use crate::chan::spin::ChanLock;
 
 #[derive(PartialEq, Eq, Debug, Clone, Copy)]
 enum State {
@@ -176,13 +176,13 @@ pub(crate) enum OfferState<T> {
 }
 
 pub(crate) struct Channel<T> {
-    inner: Mutex<Inner<T>>,
+    inner: ChanLock<Inner<T>>,
 }
 
 impl<T> Channel<T> {
     pub(crate) fn new() -> Self {
         Channel {
-            inner: Mutex::new(Inner {
+            inner: ChanLock::new(Inner {
                 offers: Vec::new(),
                 free: Vec::new(),
                 queue: VecDeque::new(),
@@ -198,7 +198,7 @@ impl<T> Channel<T> {
     /// if `may_offer`, parks it in a new offer woken through `waker`.
     pub(crate) fn send(&self, value: T, waker: &Waker, may_offer: bool) -> SendState<T> {
         let woken = {
-            let mut g = lock(&self.inner);
+            let mut g = self.inner.lock();
             if g.closed {
                 return SendState::Closed(value);
             }
@@ -222,7 +222,7 @@ impl<T> Channel<T> {
     /// `Err((value, closed))` otherwise.
     pub(crate) fn try_give(&self, value: T) -> Result<(), (T, bool)> {
         let woken = {
-            let mut g = lock(&self.inner);
+            let mut g = self.inner.lock();
             if g.closed {
                 return Err((value, true));
             }
@@ -236,7 +236,7 @@ impl<T> Channel<T> {
 
     /// Looks at offer `k` again on behalf of its sender.
     pub(crate) fn poll_offer(&self, k: usize, waker: &Waker) -> OfferState<T> {
-        let mut g = lock(&self.inner);
+        let mut g = self.inner.lock();
         match g.offers[k].state {
             State::Taken => {
                 g.release(k);
@@ -262,7 +262,7 @@ impl<T> Channel<T> {
     /// Withdraws offer `k` (its sender gave up). Returns the value if no
     /// receiver took it (`None`: it was delivered).
     pub(crate) fn withdraw(&self, k: usize) -> Option<T> {
-        let mut g = lock(&self.inner);
+        let mut g = self.inner.lock();
         let v = match g.offers[k].state {
             State::Offered => {
                 g.unqueue(k);
@@ -277,7 +277,7 @@ impl<T> Channel<T> {
     /// Takes the oldest offer without waiting.
     pub(crate) fn try_pop(&self) -> Result<T, TryRecvError> {
         let (v, waker) = {
-            let mut g = lock(&self.inner);
+            let mut g = self.inner.lock();
             match g.take_offer() {
                 Some(got) => got,
                 None if g.closed => return Err(TryRecvError::Closed),
@@ -300,7 +300,7 @@ impl<T> Channel<T> {
         may_park: bool,
     ) -> Poll<Result<T, RecvError>> {
         let (got, sender) = {
-            let mut g = lock(&self.inner);
+            let mut g = self.inner.lock();
             if let Some(k) = *key {
                 if g.takers[k].state == TakerState::Filled {
                     let v = g.takers[k].slot.take().expect("filled taker holds a value");
@@ -370,7 +370,7 @@ impl<T> Channel<T> {
     /// line as an orphan offer.
     pub(crate) fn cancel_take(&self, k: usize) {
         let woken = {
-            let mut g = lock(&self.inner);
+            let mut g = self.inner.lock();
             let v = match g.takers[k].state {
                 TakerState::Filled => g.takers[k].slot.take(),
                 _ => {
@@ -398,7 +398,7 @@ impl<T> Channel<T> {
     /// parked receiver (to see the close).
     pub(crate) fn close(&self) -> bool {
         let wakers: Vec<Waker> = {
-            let mut g = lock(&self.inner);
+            let mut g = self.inner.lock();
             if g.closed {
                 return false;
             }
@@ -427,11 +427,11 @@ impl<T> Channel<T> {
     }
 
     pub(crate) fn is_closed(&self) -> bool {
-        lock(&self.inner).closed
+        self.inner.lock().closed
     }
 
     /// Offers waiting to be taken.
     pub(crate) fn len(&self) -> usize {
-        lock(&self.inner).queue.len()
+        self.inner.lock().queue.len()
     }
 }
