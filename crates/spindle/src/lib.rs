@@ -17,7 +17,7 @@
 //!   by a work-stealing scheduler (`sched/multi_thread.rs`) or on the calling
 //!   thread (`sched/current_thread.rs`). Task memory comes from a slab that
 //!   keeps what it took for later tasks: a process that once held a
-//!   million small tasks at once keeps ~80 MB for them, never returned to
+//!   million small tasks at once keeps ~72 MB for them, never returned to
 //!   the system allocator (`task/slab.rs`).
 //! - [`JoinHandle`]: await the output as `Result<T, JoinError>`; panics are
 //!   caught there. Dropping a handle **detaches** the task.

@@ -2,8 +2,8 @@
 //! of free blocks, and a process-wide depot between threads.
 //!
 //! Memory comes from the global allocator in `REGION`-byte regions, cut
-//! into blocks by a per-thread bump pointer (no per-block header: an 80-byte
-//! cell takes 80 bytes, not glibc's 96). A freed block goes on a free stack
+//! into blocks by a per-thread bump pointer (no per-block header: a 72-byte
+//! cell takes 72 bytes, not glibc's 80; classes step by 8 bytes). A freed block goes on a free stack
 //! of its thread and class, linked through the block itself, so free blocks
 //! cost nothing beyond themselves.
 //!
@@ -20,7 +20,9 @@
 //! through the depot instead of the heap growing forever.
 //!
 //! Invariants:
-//! - A block of class `c` is `class_size(c)` bytes, aligned to `ALIGN`, and
+//! - A block of class `c` is `class_size(c)` bytes, aligned to
+//!   `class_align(c)` (16 for sizes that are multiples of 16, else 8; a
+//!   16-aligned layout always maps to a multiple of 16), and
 //!   lies in a region or is a global allocation of `class_layout(c)`
 //!   (cut when the thread's magazines were already gone), both recorded in
 //!   the depot's `owned` list.
@@ -38,8 +40,9 @@ use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-/// Size classes are multiples of this, which is also the largest alignment served.
-const GRANULE: usize = 16;
+/// Size classes are multiples of this, which is also every block's least alignment.
+const GRANULE: usize = 8;
+/// The largest alignment served (blocks of sizes that are multiples of it).
 const ALIGN: usize = 16;
 /// Larger cells go straight to the global allocator.
 const MAX_SIZE: usize = 512;
@@ -53,15 +56,23 @@ const REGION: usize = 64 << 10;
 #[inline]
 pub(super) fn class_of(layout: Layout) -> Option<usize> {
     (layout.size() <= MAX_SIZE && layout.align() <= ALIGN && layout.size() > 0)
-        .then(|| layout.size().div_ceil(GRANULE) - 1)
+        .then(|| layout.size().next_multiple_of(layout.align().max(GRANULE)) / GRANULE - 1)
 }
 
 fn class_size(class: usize) -> usize {
     (class + 1) * GRANULE
 }
 
+fn class_align(class: usize) -> usize {
+    if class_size(class).is_multiple_of(ALIGN) {
+        ALIGN
+    } else {
+        GRANULE
+    }
+}
+
 fn class_layout(class: usize) -> Layout {
-    Layout::from_size_align(class_size(class), ALIGN).expect("valid class layout")
+    Layout::from_size_align(class_size(class), class_align(class)).expect("valid class layout")
 }
 
 fn global_alloc(layout: Layout) -> NonNull<u8> {
@@ -102,8 +113,9 @@ impl Stack {
     #[inline]
     unsafe fn push(&mut self, block: NonNull<u8>) {
         let b = block.cast::<FreeBlock>();
-        // SAFETY: the block is at least GRANULE bytes, aligned to ALIGN, and
-        // ours to write (the caller's contract).
+        // SAFETY: the block is at least GRANULE bytes, aligned to at least
+        // GRANULE (a link's size and alignment), and ours to write (the
+        // caller's contract).
         unsafe { b.as_ptr().write(FreeBlock { next: self.head }) };
         self.head = b.as_ptr();
         self.len += 1;
@@ -309,16 +321,21 @@ impl<'d> Magazines<'d> {
         }
     }
 
-    /// Cuts a new block from the region tail, taking a new region when the
-    /// tail is too short (its rest, under one block, is left unused).
+    /// Cuts a new block from the region tail, skipping up to 8 bytes to
+    /// align it, and taking a new region when the tail is too short (its
+    /// rest is left unused).
     fn cut(&mut self, class: usize) -> NonNull<u8> {
         let size = class_size(class);
-        if self.bump.room() < size {
+        let pad = |next: *mut u8| next.addr().wrapping_neg() & (class_align(class) - 1);
+        if self.bump.room() < pad(self.bump.next) + size {
             self.bump = self.depot.region();
         }
-        let b = self.bump.next;
-        // SAFETY: `room() >= size` (regions and kept tails hold at least
-        // MAX_SIZE bytes), so `b + size` stays within the region.
+        // SAFETY: `room() >= pad + size`: checked above, or the tail was just
+        // replaced by a region or a kept tail, which hold at least
+        // MAX_SIZE + GRANULE bytes (pad < GRANULE, size <= MAX_SIZE). So the
+        // block and the pointer one past it stay within the region.
+        let b = unsafe { self.bump.next.add(pad(self.bump.next)) };
+        // SAFETY: as above.
         self.bump.next = unsafe { b.add(size) };
         NonNull::new(b).expect("regions are not at address zero")
     }
@@ -337,7 +354,8 @@ impl Drop for Magazines<'_> {
             }
         }
         let tail = mem::replace(&mut self.bump, Bump::EMPTY);
-        if tail.room() >= MAX_SIZE {
+        // Kept only if any block fits after any alignment pad (`cut`).
+        if tail.room() >= MAX_SIZE + GRANULE {
             lock(&self.depot.tails).push(tail);
         }
     }
@@ -368,16 +386,25 @@ mod tests {
         }
     }
 
+    /// The class of an 8-aligned layout of `size` bytes.
+    fn class(size: usize) -> usize {
+        class_of(layout(size)).unwrap()
+    }
+
     #[test]
     fn classes_round_up_and_large_or_overaligned_blocks_bypass() {
         assert_eq!(class_of(layout(1)), Some(0));
-        assert_eq!(class_of(layout(16)), Some(0));
-        assert_eq!(class_of(layout(17)), Some(1));
-        assert_eq!(class_of(layout(80)), Some(4));
-        assert_eq!(class_size(4), 80);
+        assert_eq!(class_of(layout(8)), Some(0));
+        assert_eq!(class_of(layout(9)), Some(1));
+        assert_eq!(class_size(class(72)), 72);
+        assert_eq!(class_align(class(72)), 8);
+        assert_eq!(class_align(class(80)), 16);
+        // A 16-aligned layout rounds up to a 16-aligned class.
+        let aligned = class_of(Layout::from_size_align(72, 16).unwrap()).unwrap();
+        assert_eq!((class_size(aligned), class_align(aligned)), (80, 16));
         assert_eq!(
             class_of(Layout::from_size_align(512, 16).unwrap()),
-            Some(31)
+            Some(63)
         );
         assert_eq!(class_of(layout(513)), None);
         assert_eq!(class_of(Layout::from_size_align(64, 64).unwrap()), None);
@@ -388,16 +415,35 @@ mod tests {
     fn blocks_are_cut_without_gaps_and_reused_newest_first() {
         let depot = Depot::new();
         let mut mags = Magazines::new(&depot);
-        let a = mags.alloc(4);
-        let b = mags.alloc(4);
-        assert_eq!(b.as_ptr().addr() - a.as_ptr().addr(), 80);
+        let c72 = class(72);
+        let a = mags.alloc(c72);
+        let b = mags.alloc(c72);
+        assert_eq!(b.as_ptr().addr() - a.as_ptr().addr(), 72);
         assert_eq!(a.as_ptr().addr() % ALIGN, 0);
-        // SAFETY: a and b came from this depot, class 4, and are not used again.
-        unsafe { free_all(&mut mags, 4, [a, b]) };
-        assert_eq!(mags.alloc(4), b);
-        assert_eq!(mags.alloc(4), a);
+        // SAFETY: a and b came from this depot, class c72, and are not used again.
+        unsafe { free_all(&mut mags, c72, [a, b]) };
+        assert_eq!(mags.alloc(c72), b);
+        assert_eq!(mags.alloc(c72), a);
         // SAFETY: as above.
-        unsafe { free_all(&mut mags, 4, [a, b]) };
+        unsafe { free_all(&mut mags, c72, [a, b]) };
+    }
+
+    #[test]
+    fn a_sixteen_byte_class_cut_after_an_eight_byte_one_is_aligned() {
+        let depot = Depot::new();
+        let mut mags = Magazines::new(&depot);
+        let (c72, c80) = (class(72), class(80));
+        let a = mags.alloc(c72); // leaves the bump pointer 8 past a 16-byte boundary
+        let b = mags.alloc(c80);
+        assert_eq!(b.as_ptr().addr() % 16, 0);
+        assert_eq!(b.as_ptr().addr() - a.as_ptr().addr(), 80, "8 bytes skipped");
+        let c = mags.alloc(c72);
+        assert_eq!(c.as_ptr().addr() - b.as_ptr().addr(), 80, "none skipped");
+        // SAFETY: each from this depot, in its class, not used again.
+        unsafe {
+            free_all(&mut mags, c72, [a, c]);
+            free_all(&mut mags, c80, [b]);
+        }
     }
 
     #[test]
@@ -405,7 +451,8 @@ mod tests {
         let depot = Depot::new();
         let mut mags = Magazines::new(&depot);
         let n = if cfg!(miri) { 300 } else { 3 * REGION / 112 };
-        let blocks: Vec<_> = (0..n).map(|_| mags.alloc(6)).collect();
+        let c112 = class(112);
+        let blocks: Vec<_> = (0..n).map(|_| mags.alloc(c112)).collect();
         for (i, b) in blocks.iter().enumerate() {
             // SAFETY: each block is 112 bytes, ours until freed.
             unsafe { ptr::write_bytes(b.as_ptr(), i as u8, 112) };
@@ -416,15 +463,16 @@ mod tests {
         }
         let distinct: HashSet<_> = blocks.iter().map(|b| b.as_ptr()).collect();
         assert_eq!(distinct.len(), n);
-        // SAFETY: from this depot, class 6, not used again.
-        unsafe { free_all(&mut mags, 6, blocks) };
+        // SAFETY: from this depot, class c112, not used again.
+        unsafe { free_all(&mut mags, c112, blocks) };
     }
 
     #[test]
     fn blocks_freed_on_another_thread_come_back_through_the_depot() {
         let depot = Depot::new();
         let mut producer = Magazines::new(&depot);
-        let blocks: Vec<_> = (0..4 * BATCH).map(|_| producer.alloc(2)).collect();
+        let c48 = class(48);
+        let blocks: Vec<_> = (0..4 * BATCH).map(|_| producer.alloc(c48)).collect();
         let cut: HashSet<usize> = blocks.iter().map(|b| b.as_ptr().addr()).collect();
         struct Handed(Vec<NonNull<u8>>);
         // SAFETY: the blocks are free memory handed to the consumer whole.
@@ -433,20 +481,20 @@ mod tests {
         std::thread::scope(|s| {
             s.spawn(|| {
                 let mut consumer = Magazines::new(&depot);
-                // SAFETY: cut above from this depot, class 2, and the
+                // SAFETY: cut above from this depot, class c48, and the
                 // producer never touches them again.
-                unsafe { free_all(&mut consumer, 2, { handed }.0) };
+                unsafe { free_all(&mut consumer, c48, { handed }.0) };
                 // The consumer keeps two stacks; the rest went to the depot.
-                assert_eq!(lock(&depot.full[2]).len(), 2);
-                assert_eq!(depot.stocked[2].load(Relaxed), 2);
+                assert_eq!(lock(&depot.full[c48]).len(), 2);
+                assert_eq!(depot.stocked[c48].load(Relaxed), 2);
             });
         });
         // All four stacks are in the depot now; the producer's next
         // allocations reuse them instead of cutting new blocks.
-        let again: Vec<_> = (0..4 * BATCH).map(|_| producer.alloc(2)).collect();
+        let again: Vec<_> = (0..4 * BATCH).map(|_| producer.alloc(c48)).collect();
         assert!(again.iter().all(|b| cut.contains(&b.as_ptr().addr())));
-        // SAFETY: from this depot, class 2, not used again.
-        unsafe { free_all(&mut producer, 2, again) };
+        // SAFETY: from this depot, class c48, not used again.
+        unsafe { free_all(&mut producer, c48, again) };
     }
 
     #[test]
@@ -465,9 +513,9 @@ mod tests {
         };
         let mut taken = Vec::new();
         for _ in 0..6 {
-            let blocks: Vec<_> = (0..n).map(|_| producer.alloc(4)).collect();
-            // SAFETY: from this depot, class 4, not used again.
-            unsafe { free_all(&mut consumer, 4, blocks) };
+            let blocks: Vec<_> = (0..n).map(|_| producer.alloc(class(80))).collect();
+            // SAFETY: from this depot, class(80), not used again.
+            unsafe { free_all(&mut consumer, class(80), blocks) };
             taken.push(lock(&depot.owned).len());
         }
         assert!(
@@ -485,7 +533,7 @@ mod tests {
         // The next thread cuts on from where the first stopped.
         let mut second = Magazines::new(&depot);
         let b = second.alloc(0);
-        assert_eq!(b.as_ptr().addr() - a.as_ptr().addr(), 16);
+        assert_eq!(b.as_ptr().addr() - a.as_ptr().addr(), 8);
         // SAFETY: a came from this depot, class 0, and is not used again.
         unsafe { depot.free_unowned(0, a) };
         assert_eq!(depot.alloc_unowned(0), a);
