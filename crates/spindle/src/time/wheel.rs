@@ -445,13 +445,17 @@ mod tests {
         }
     }
 
+    /// A wheel holding timers 0, 1, 2 (in that order) all due at tick 10.
+    fn three_in_one_slot(log: &Arc<std::sync::Mutex<Vec<usize>>>) -> (Wheel, [Key; 3]) {
+        let mut w = Wheel::new();
+        let keys = [0, 1, 2].map(|id| w.insert(10, waker(id, log)).ok().unwrap());
+        (w, keys)
+    }
+
     #[test]
     fn remove_and_reset_unlink_from_the_middle_of_a_slot() {
         let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let mut w = Wheel::new();
-        let a = w.insert(10, waker(0, &log)).ok().unwrap();
-        let b = w.insert(10, waker(1, &log)).ok().unwrap();
-        let c = w.insert(10, waker(2, &log)).ok().unwrap();
+        let (mut w, [a, b, c]) = three_in_one_slot(&log);
         w.remove(b);
         let fired = run(&mut w, 3000, &log);
         assert_eq!(fired, vec![(2, 10), (0, 10)]);
@@ -468,10 +472,7 @@ mod tests {
         // `prev` becomes the slot), removing b makes a the head, and the
         // slot still fires a; then the slot is empty and none fires later.
         let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let mut w = Wheel::new();
-        let _a = w.insert(10, waker(0, &log)).ok().unwrap();
-        let b = w.insert(10, waker(1, &log)).ok().unwrap();
-        let c = w.insert(10, waker(2, &log)).ok().unwrap();
+        let (mut w, [_, b, c]) = three_in_one_slot(&log);
         w.remove(c);
         w.remove(b);
         assert_eq!(w.armed(), 1);
