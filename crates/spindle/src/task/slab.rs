@@ -3,9 +3,9 @@
 //!
 //! Memory comes from the global allocator in `REGION`-byte regions, cut
 //! into blocks by a per-thread bump pointer (no per-block header: a 72-byte
-//! cell takes 72 bytes, not glibc's 80; classes step by 8 bytes). A freed block goes on a free stack
-//! of its thread and class, linked through the block itself, so free blocks
-//! cost nothing beyond themselves.
+//! cell takes 72 bytes, not glibc's 80; classes step by 8 bytes). A freed
+//! block goes on a free stack of its thread and class, linked through the
+//! block itself, so free blocks cost nothing beyond themselves.
 //!
 //! Protocol (Bonwick's magazines): each thread holds two stacks per class,
 //! `current`, which allocations pop and frees push, and `spare`.
@@ -299,10 +299,10 @@ impl<'d> Magazines<'d> {
             .expect("a full stack was swapped in")
     }
 
+    #[inline]
     /// # Safety
     /// `block` came from an allocation of `class` through this depot (on
     /// any thread) and is not used afterwards.
-    #[inline]
     pub(super) unsafe fn free(&mut self, class: usize, block: NonNull<u8>) {
         if self.current[class].len == BATCH {
             self.retire(class);
@@ -326,15 +326,16 @@ impl<'d> Magazines<'d> {
     /// rest is left unused).
     fn cut(&mut self, class: usize) -> NonNull<u8> {
         let size = class_size(class);
-        let pad = |next: *mut u8| next.addr().wrapping_neg() & (class_align(class) - 1);
-        if self.bump.room() < pad(self.bump.next) + size {
+        let mask = class_align(class) - 1;
+        if self.bump.room() < (self.bump.next.addr().wrapping_neg() & mask) + size {
+            // Regions and kept tails hold at least MAX_SIZE + GRANULE bytes,
+            // enough for any block after any pad (pad < GRANULE).
             self.bump = self.depot.region();
         }
-        // SAFETY: `room() >= pad + size`: checked above, or the tail was just
-        // replaced by a region or a kept tail, which hold at least
-        // MAX_SIZE + GRANULE bytes (pad < GRANULE, size <= MAX_SIZE). So the
-        // block and the pointer one past it stay within the region.
-        let b = unsafe { self.bump.next.add(pad(self.bump.next)) };
+        let pad = self.bump.next.addr().wrapping_neg() & mask;
+        // SAFETY: `room() >= pad + size` (checked, or a fresh tail: above),
+        // so the block and the pointer one past it stay within the region.
+        let b = unsafe { self.bump.next.add(pad) };
         // SAFETY: as above.
         self.bump.next = unsafe { b.add(size) };
         NonNull::new(b).expect("regions are not at address zero")
