@@ -1,9 +1,16 @@
 //! A size-class slab for task cells: bump-cut blocks, per-thread magazines
 //! of free blocks, and a process-wide depot between threads.
 //!
-//! Memory comes from the global allocator in `REGION`-byte regions, cut
-//! into blocks by a per-thread bump pointer (no per-block header: a 72-byte
-//! cell takes 72 bytes, not glibc's 80; classes step by 8 bytes). A freed
+//! Memory comes from the global allocator in regions, cut into blocks by a
+//! per-thread bump pointer (no per-block header: a 72-byte cell takes 72
+//! bytes, not glibc's 80; classes step by 8 bytes). The first `HUGE_AFTER`
+//! bytes come in `SMALL_REGION`s, so a program with a few thousand tasks
+//! keeps a small footprint; after that each region is one 2 MiB
+//! transparent huge page (`HUGE_REGION`, aligned to it and advised with
+//! `MADV_HUGEPAGE` on Linux): a million fresh 72-byte cells then take ~36
+//! page faults instead of ~18,000, which was a third of spawn_1m's time
+//! (`docs/profiles.md`). A system whose THP setting is `never` gets small
+//! pages in the same regions. A freed
 //! block goes on a free stack of its thread and class, linked through the
 //! block itself, so free blocks cost nothing beyond themselves.
 //!
@@ -49,8 +56,13 @@ const MAX_SIZE: usize = 512;
 const CLASSES: usize = MAX_SIZE / GRANULE;
 /// Blocks per full stack (the unit moved through the depot).
 const BATCH: usize = 128;
-/// Bytes per region taken from the global allocator.
-const REGION: usize = 64 << 10;
+/// Bytes per region taken from the global allocator while the slab is small.
+const SMALL_REGION: usize = 64 << 10;
+/// Bytes (and alignment) per region once the slab holds `HUGE_AFTER` bytes.
+const HUGE_REGION: usize = 2 << 20;
+/// Bytes of small regions taken before regions become huge pages (less
+/// under miri, so that its test of the switch stays quick).
+const HUGE_AFTER: usize = if cfg!(miri) { 256 << 10 } else { 4 << 20 };
 
 /// The class serving `layout`, if the slab serves it.
 #[inline]
@@ -79,6 +91,20 @@ fn global_alloc(layout: Layout) -> NonNull<u8> {
     // SAFETY: every layout asked for here has a non-zero size.
     let p = unsafe { std::alloc::alloc(layout) };
     NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout))
+}
+
+/// Asks the kernel to back `len` bytes at `start` (a region aligned to
+/// `HUGE_REGION`) with transparent huge pages. Only advice: an error (a
+/// kernel without THP) leaves small pages.
+fn advise_huge_page(start: NonNull<u8>, len: usize) {
+    #[cfg(all(target_os = "linux", not(miri), not(loom)))]
+    // SAFETY: madvise only changes how the kernel backs this range, which is
+    // ours (a fresh allocation) and holds no data yet.
+    unsafe {
+        libc::madvise(start.as_ptr().cast(), len, libc::MADV_HUGEPAGE);
+    }
+    #[cfg(not(all(target_os = "linux", not(miri), not(loom))))]
+    let _ = (start, len);
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -164,6 +190,8 @@ pub(super) struct Depot {
     stocked: [AtomicUsize; CLASSES],
     tails: Mutex<Vec<Bump>>,
     owned: Mutex<Vec<(OwnedPtr, Layout)>>,
+    /// Bytes of regions taken so far (only `region` adds to it).
+    regions: AtomicUsize,
 }
 
 struct OwnedPtr(NonNull<u8>);
@@ -178,6 +206,7 @@ impl Depot {
             stocked: [const { AtomicUsize::new(0) }; CLASSES],
             tails: Mutex::new(Vec::new()),
             owned: Mutex::new(Vec::new()),
+            regions: AtomicUsize::new(0),
         }
     }
 
@@ -208,11 +237,23 @@ impl Depot {
         if let Some(tail) = lock(&self.tails).pop() {
             return tail;
         }
-        let start = self.global(Layout::from_size_align(REGION, ALIGN).expect("region layout"));
+        // Two threads may both see the slab just under `HUGE_AFTER`: one
+        // more small region than planned, which is harmless.
+        let huge = self.regions.load(Relaxed) >= HUGE_AFTER;
+        let (size, align) = if huge {
+            (HUGE_REGION, HUGE_REGION)
+        } else {
+            (SMALL_REGION, ALIGN)
+        };
+        let start = self.global(Layout::from_size_align(size, align).expect("region layout"));
+        if huge {
+            advise_huge_page(start, size);
+        }
+        self.regions.fetch_add(size, Relaxed);
         Bump {
             next: start.as_ptr(),
             // SAFETY: one past the end of the region just allocated.
-            end: unsafe { start.as_ptr().add(REGION) },
+            end: unsafe { start.as_ptr().add(size) },
         }
     }
 
@@ -451,7 +492,11 @@ mod tests {
     fn blocks_are_distinct_and_writable_across_regions() {
         let depot = Depot::new();
         let mut mags = Magazines::new(&depot);
-        let n = if cfg!(miri) { 300 } else { 3 * REGION / 112 };
+        let n = if cfg!(miri) {
+            300
+        } else {
+            3 * SMALL_REGION / 112
+        };
         let c112 = class(112);
         let blocks: Vec<_> = (0..n).map(|_| mags.alloc(c112)).collect();
         for (i, b) in blocks.iter().enumerate() {
@@ -510,7 +555,7 @@ mod tests {
         let n = if cfg!(miri) {
             3 * BATCH
         } else {
-            10 * REGION / 80
+            10 * SMALL_REGION / 80
         };
         let mut taken = Vec::new();
         for _ in 0..6 {
@@ -543,5 +588,29 @@ mod tests {
         assert_ne!(c, a);
         // SAFETY: each from this depot, class 0, not used again.
         unsafe { free_all(&mut second, 0, [a, b, c]) };
+    }
+
+    #[test]
+    fn regions_become_aligned_huge_pages_once_the_slab_is_large() {
+        let depot = Depot::new();
+        let mut mags = Magazines::new(&depot);
+        let c512 = class(512);
+        // Cut until the first huge region is in use: past `HUGE_AFTER`.
+        let mut blocks = Vec::new();
+        while depot.regions.load(Relaxed) <= HUGE_AFTER {
+            blocks.push(mags.alloc(c512));
+        }
+        let small = HUGE_AFTER / SMALL_REGION;
+        let owned = lock(&depot.owned);
+        assert_eq!(owned.len(), small + 1);
+        assert!(owned[..small].iter().all(|(_, l)| l.size() == SMALL_REGION));
+        let (start, layout) = &owned[small];
+        assert_eq!(layout.size(), HUGE_REGION);
+        assert_eq!(start.0.as_ptr().addr() % HUGE_REGION, 0);
+        // The block cut last is the huge region's first.
+        assert_eq!(blocks.last().unwrap().as_ptr(), start.0.as_ptr());
+        drop(owned);
+        // SAFETY: from this depot, class c512, not used again.
+        unsafe { free_all(&mut mags, c512, blocks) };
     }
 }
