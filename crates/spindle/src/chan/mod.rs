@@ -1211,6 +1211,23 @@ impl<T> fmt::Debug for Receiver<T> {
     }
 }
 
+/// A ring slot whose message a receive future is returning: dropped after
+/// the return value is built (`array::Claim`), it frees the slot, then
+/// wakes a parked sender if the claim saw one.
+struct Taking<'a, T> {
+    claim: array::Claim<'a, T>,
+    chan: &'a Chan<T>,
+}
+
+impl<T> Drop for Taking<'_, T> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.claim.release();
+        self.chan
+            .wake_sender_if(self.claim.channel(), self.claim.senders_parked());
+    }
+}
+
 /// Future of [`Receiver::recv`]. Cancel-safe: see the module docs.
 #[must_use = "futures do nothing unless polled"]
 pub struct Recv<'a, T> {
@@ -1230,10 +1247,13 @@ impl<T> Future for Recv<'_, T> {
         if this.key.is_none() {
             match this.chan.recv_fast() {
                 Ok(claim) => {
-                    let (a, senders_parked) = (claim.channel(), claim.senders_parked());
-                    let v = claim.take();
-                    this.chan.wake_sender_if(a, senders_parked);
-                    return Poll::Ready(Ok(v));
+                    let taking = Taking {
+                        claim,
+                        chan: this.chan,
+                    };
+                    // SAFETY: the one read of this claim; `taking` frees the
+                    // slot when dropped, after this return value is built.
+                    return Poll::Ready(Ok(unsafe { taking.claim.read() }));
                 }
                 Err(Seen::Idle) if select::probing() => return Poll::Pending,
                 Err(Seen::Idle) => return this.chan.poll_recv(&mut this.key, cx, Seen::Idle),

@@ -83,13 +83,19 @@ pub(crate) enum PopFast<'a, T> {
 }
 
 /// A written slot that `pop_fast` claimed: nobody else reads it, and no
-/// sender reuses it until [`Claim::take`] reads the message and frees it.
-/// The message is read only there, at its last step, so that it moves
-/// from the slot straight to where the caller keeps it: returned through
-/// `PopFast` and the receive future's layers, a message shaped like
-/// `[u64; 2]` was copied between stack slots of different layouts, each
-/// copy a stalled load (4x the time per message of `(u64, u64)`).
-#[must_use = "a claimed slot stays taken until `take` frees it"]
+/// sender reuses it until [`Claim::release`] frees it, after
+/// [`Claim::read`] moved the message out.
+///
+/// Read and release are two steps so that the read can be the very
+/// expression a receive future returns, with the release (and the wake of a
+/// parked sender) in a guard dropped after it (`chan::Taking`): the message
+/// then moves from the slot straight into the future's output. Returned
+/// through `PopFast` and the receive future's layers, a message shaped like
+/// `[u64; 2]` was copied between stack slots of different layouts, each copy
+/// a stalled load (4x the time per message of `(u64, u64)`); read first and
+/// released before returning, a 1 KiB message was copied three times on its
+/// way out (slot, temporary, value, output).
+#[must_use = "a claimed slot stays taken until `release` frees it"]
 pub(crate) struct Claim<'a, T> {
     chan: &'a Channel<T>,
     slot: &'a Slot<T>,
@@ -107,17 +113,27 @@ impl<'a, T> Claim<'a, T> {
         self.senders_parked
     }
 
-    /// Reads the message and frees the slot for the next lap's sender.
+    /// Moves the message out of the slot.
+    ///
+    /// # Safety
+    /// At most once per claim, and before [`Claim::release`].
     #[inline(always)]
-    pub(crate) fn take(self) -> T {
+    pub(crate) unsafe fn read(&self) -> T {
         // SAFETY: as in `pop_slow`: the head CAS in `pop_fast` made us the
-        // only claimant of `pos`, whose stamp said written (Acquire there).
-        let v = self.slot.msg.with(|p| unsafe { (*p).assume_init_read() });
-        // Release: pairs with the next lap's sender Acquire load.
+        // only claimant of `pos`, whose stamp said written (Acquire there);
+        // the caller reads it once, before the slot is freed.
+        self.slot.msg.with(|p| unsafe { (*p).assume_init_read() })
+    }
+
+    /// Frees the slot for the next lap's sender. Call once, after
+    /// [`Claim::read`] (else the message is never dropped: leaked).
+    #[inline(always)]
+    pub(crate) fn release(&self) {
+        // Release: pairs with the next lap's sender Acquire load, so our
+        // read of the message happened before its write.
         self.slot
             .stamp
             .store(2 * (self.pos + self.chan.one_lap), Ordering::Release);
-        v
     }
 }
 
@@ -319,8 +335,10 @@ impl<T> Channel<T> {
     pub(crate) fn try_pop(&self) -> Result<(T, bool), TryRecvError> {
         match self.pop_fast() {
             PopFast::Got(claim) => {
-                let senders_parked = claim.senders_parked();
-                Ok((claim.take(), senders_parked))
+                // SAFETY: the one read of this claim, before its release.
+                let v = unsafe { claim.read() };
+                claim.release();
+                Ok((v, claim.senders_parked()))
             }
             PopFast::Empty => Err(TryRecvError::Empty),
             PopFast::Slow => self.pop_slow(),
