@@ -9,10 +9,13 @@
 //! transparent huge page (`HUGE_REGION`, aligned to it and advised with
 //! `MADV_HUGEPAGE` on Linux): a million fresh 72-byte cells then take ~36
 //! page faults instead of ~18,000, which was a third of spawn_1m's time
-//! (`docs/profiles.md`). A system whose THP setting is `never` gets small
-//! pages in the same regions. A freed
-//! block goes on a free stack of its thread and class, linked through the
-//! block itself, so free blocks cost nothing beyond themselves.
+//! (`docs/profiles.md`). The cost: each thread cutting blocks holds a
+//! region tail, which a huge page backs whole on first touch (up to 2 MiB
+//! per such thread beyond its blocks). A system whose THP setting is
+//! `never` gets small pages in the same regions.
+//!
+//! A freed block goes on a free stack of its thread and class, linked
+//! through the block itself, so free blocks cost nothing beyond themselves.
 //!
 //! Protocol (Bonwick's magazines): each thread holds two stacks per class,
 //! `current`, which allocations pop and frees push, and `spare`.
