@@ -74,7 +74,7 @@ pub(crate) enum PushFast {
 
 /// What [`Channel::pop_fast`] saw.
 pub(crate) enum PopFast<'a, T> {
-    /// A message, claimed: [`Claim::take`] reads it.
+    /// A message, claimed: [`Claim::read`] moves it out, [`Claim::release`] frees the slot.
     Got(Claim<'a, T>),
     /// Nothing sent and not closed.
     Empty,
