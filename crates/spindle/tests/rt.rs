@@ -100,36 +100,6 @@ fn a_fork_join_tree_awaited_in_spawn_order_runs_depth_first_inline() {
     }
 }
 
-#[test]
-fn awaiting_spawned_tasks_in_order_runs_them_inline_from_the_ring_too() {
-    // 100 children: the oldest spill from the 32 fresh tasks into the ring,
-    // in order, so each await finds its child either at the ring's head or
-    // among the fresh tasks, and runs it inline: the parent finishes in its
-    // first poll and every child is polled once. (One worker: nobody steals.)
-    let rt = spindle::Builder::new_multi_thread()
-        .workers(1)
-        .build()
-        .unwrap();
-    let children = Arc::new(AtomicUsize::new(0));
-    let c = children.clone();
-    let (parent, parent_polls) = common::counted(async move {
-        let handles: Vec<_> = (0..100u64)
-            .map(|i| spindle::spawn(common::counted_into(async move { i }, &c)))
-            .collect();
-        let mut sum = 0;
-        for h in handles {
-            sum += h.await.unwrap();
-        }
-        sum
-    });
-    assert_eq!(
-        rt.block_on(async { spindle::spawn(parent).await }).unwrap(),
-        4950
-    );
-    assert_eq!(parent_polls.load(SeqCst), 1, "the parent never suspended");
-    assert_eq!(children.load(SeqCst), 100, "one poll per child");
-}
-
 rt_test! {
     fn a_fork_join_tree_gives_every_output_on_every_flavour() {
         let polls = Arc::new(AtomicUsize::new(0));

@@ -1,7 +1,6 @@
 //! Inline runs: awaiting a task that this thread would run soon anyway (it
-//! was just spawned or woken here and has not started, or it is next in
-//! this worker's ring) runs it right there, inside the await
-//! (`JoinHandle::poll` -> `run_inline_if_next`).
+//! was just spawned or woken here and has not started) runs it right there,
+//! inside the await (`JoinHandle::poll` -> `run_inline_if_next`).
 //!
 //! Inline runs nest: an inlined task awaiting its own fresh child runs that
 //! child inline too, so a fork-join tree or a chain of stages awaiting each

@@ -66,8 +66,7 @@ pub struct WorkerMetrics {
     /// Times the worker went to sleep.
     pub parks: u64,
     /// Tasks run straight from the LIFO slot, or inline by an await that
-    /// found them among the fresh tasks or next in the ring
-    /// (`sched/inline.rs`).
+    /// found them among the fresh tasks (`sched/inline.rs`).
     pub lifo_hits: u64,
     /// Times the local queue was full and half of it moved to the injector.
     pub overflows: u64,

@@ -296,9 +296,9 @@ pub(crate) fn on_scheduler_thread() -> bool {
 }
 
 /// If `task` is one this thread's core would run soon and has not started
-/// (a worker's fresh tasks or the oldest task of its ring, the newest
-/// entries of the current-thread driver's queue), take its `Notified` and
-/// run it now, inside the await (`JoinHandle::poll`; `inline.rs`).
+/// (a worker's fresh tasks, the newest entries of the current-thread
+/// driver's queue), take its `Notified` and run it now, inside the await
+/// (`JoinHandle::poll`; `inline.rs`).
 pub(crate) fn run_inline_if_next(task: crate::task::RawTask) {
     match current_core() {
         // SAFETY: CORE points to a live context (set by its guard).

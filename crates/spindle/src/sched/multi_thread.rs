@@ -422,26 +422,16 @@ impl WorkerCtx {
         }
     }
 
-    /// See `sched::run_inline_if_next`: the fresh tasks are searched, which
-    /// no other worker can take from, then the ring's oldest task, claimed
-    /// by the same CAS as a pop (`Local::pop_if_next`), so a thief and this
-    /// worker never both take it; either way, holding its `Notified` is
-    /// holding the one permission to run it. The ring's oldest is what this
-    /// worker would run next anyway: a task that spawned more children than
-    /// the fresh stack holds and awaits them in order finds the older ones
-    /// there (1 worker: spawn_1m 104 -> 78 ms, async_trivial 108 -> 79 ms,
-    /// 5 alternating runs; 2 workers: unchanged, the other worker having run
-    /// most of them by then).
+    /// See `sched::run_inline_if_next`: only the fresh tasks are searched,
+    /// which no other worker can take from, so holding one's `Notified` is
+    /// holding the one permission to run it.
     pub(crate) fn run_inline_if_next(&self, task: RawTask) {
         if !self.inline.has_room() {
             return;
         }
         let next = match self.lent.take() {
             Some(mut core) => {
-                let next = core
-                    .fresh
-                    .take(task)
-                    .or_else(|| core.queue.pop_if_next(task));
+                let next = core.fresh.take(task);
                 self.lent.lend(core);
                 next
             }

@@ -24,8 +24,8 @@
 //! - When the ring is full, the owner moves half of it to the injector in one
 //!   batch (one lock), so pushes never block and never fail.
 //!
-//! The loom models (`loom_model` below) run push/pop/steal/overflow races,
-//! and `pop_if_next` against a steal, with a capacity of 4.
+//! The loom model `tests/loom_queue.rs` runs push/pop/steal/overflow races
+//! with a capacity of 4.
 
 use crate::loom::{AtomicU32, AtomicU64, Ordering::*, UnsafeCell};
 use crate::task::{Notified, RawTask};
@@ -222,47 +222,6 @@ impl Local {
     }
 }
 
-impl Local {
-    /// Pops the oldest task if it is `task`: the task this worker would run
-    /// next from its ring, which the await of its handle then runs inline
-    /// (`WorkerCtx::run_inline_if_next`). `None` if the ring is empty, its
-    /// oldest task is another, or a stealer moved `head` meanwhile (no
-    /// retry: the await then suspends as usual).
-    ///
-    /// Reading slot `real` before claiming it is safe: it lies in
-    /// `real..tail`, which only this owner wrote and published, and nobody
-    /// writes it again before `real` passes it; a stealer may read it at the
-    /// same time, and then the claim below fails.
-    pub(crate) fn pop_if_next(&mut self, task: RawTask) -> Option<Notified> {
-        let head = self.inner.head.load(Acquire);
-        let (steal, real) = unpack(head);
-        if real == self.inner.tail.load(Relaxed) {
-            return None;
-        }
-        let oldest = self.inner.slots[real as usize & MASK].with(|p| {
-            // SAFETY: slot `real` is published and unchanged until `real`
-            // moves past it (above); the pointer is copied, not taken.
-            unsafe { (*p).assume_init_read() }
-        });
-        if oldest != task {
-            return None;
-        }
-        let next_real = real.wrapping_add(1);
-        // As in `pop`: while a steal is in progress, only `real` moves.
-        let next = if steal == real {
-            pack(next_real, next_real)
-        } else {
-            pack(steal, next_real)
-        };
-        self.inner
-            .head
-            .compare_exchange(head, next, AcqRel, Acquire)
-            .ok()?;
-        // SAFETY: the CAS gave us `real`; we wrote it ourselves.
-        Some(unsafe { self.inner.take(real) })
-    }
-}
-
 /// What a steal attempt found.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Steal {
@@ -375,36 +334,6 @@ impl Drop for Local {
     }
 }
 
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use crate::task::inert;
-
-    struct NoOverflow;
-
-    impl Overflow for NoOverflow {
-        fn push_batch(&self, _: Vec<Notified>) {
-            panic!("not full");
-        }
-    }
-
-    #[test]
-    fn pop_if_next_takes_only_the_oldest_task_and_only_when_named() {
-        let (mut local, _stealer) = local();
-        let (a, a_raw) = inert::task();
-        let (b, b_raw) = inert::task();
-        local.push_back(a, &NoOverflow);
-        local.push_back(b, &NoOverflow);
-        assert!(local.pop_if_next(b_raw).is_none(), "b is not the oldest");
-        assert!(local.pop_if_next(a_raw).unwrap().is(a_raw));
-        assert!(local.pop_if_next(a_raw).is_none(), "taken once");
-        assert!(local.pop_if_next(b_raw).unwrap().is(b_raw));
-        assert!(local.pop_if_next(b_raw).is_none() && local.pop().is_none());
-        a_raw.drop_join_handle();
-        b_raw.drop_join_handle();
-    }
-}
-
 #[cfg(all(test, loom))]
 mod loom_model {
     use super::*;
@@ -472,32 +401,6 @@ mod loom_model {
             }
             let thief = thread::spawn(move || steal_everything(&stealer));
             let mut seen = drain(&mut local);
-            seen.extend(thief.join().unwrap());
-            check(&all, seen);
-        });
-    }
-
-    /// The owner takes its oldest task only if it is the one asked for,
-    /// while a thief steals: every task still comes out exactly once, and
-    /// `pop_if_next` never hands out another task than the one named.
-    #[test]
-    fn queue_pop_if_next_races_steal() {
-        loom::model(|| {
-            let (mut local, stealer) = local();
-            let sink = Sink::default();
-            let ts = tasks(2);
-            let all: Vec<usize> = ts.iter().map(id).collect();
-            let first = ts[0].raw();
-            for t in ts {
-                local.push_back(t, &sink);
-            }
-            let thief = thread::spawn(move || steal_everything(&stealer));
-            let mut seen = Vec::new();
-            if let Some(t) = local.pop_if_next(first) {
-                assert!(t.is(first), "pop_if_next took another task");
-                seen.push(id(&t));
-            }
-            seen.extend(drain(&mut local));
             seen.extend(thief.join().unwrap());
             check(&all, seen);
         });
