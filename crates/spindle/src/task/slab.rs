@@ -343,10 +343,10 @@ impl<'d> Magazines<'d> {
             .expect("a full stack was swapped in")
     }
 
-    #[inline]
     /// # Safety
     /// `block` came from an allocation of `class` through this depot (on
     /// any thread) and is not used afterwards.
+    #[inline]
     pub(super) unsafe fn free(&mut self, class: usize, block: NonNull<u8>) {
         if self.current[class].len == BATCH {
             self.retire(class);

@@ -248,11 +248,11 @@ impl<T> Channel<T> {
                 .compare_exchange_weak(tail, new, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
             {
-                // SAFETY: as in `push_slow`: the CAS made us the only
-                // claimant of `pos`, whose stamp said empty (Acquire above).
                 // The value is moved bitwise out of `value` (checked `Some`
                 // above), which is then overwritten with `None` without
                 // dropping: the slot owns the value now.
+                // SAFETY: as in `push_slow`: the CAS made us the only
+                // claimant of `pos`, whose stamp said empty (Acquire above).
                 slot.msg.with_mut(|p| unsafe {
                     let src: *const T = value.as_ref().unwrap_unchecked();
                     std::ptr::copy_nonoverlapping(src, (*p).as_mut_ptr(), 1);
