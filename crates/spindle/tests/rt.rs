@@ -588,13 +588,17 @@ fn shutdown_timeout_gives_up_on_a_blocked_worker() {
         .build()
         .unwrap();
     let release = Arc::new(AtomicBool::new(false));
-    let r = release.clone();
+    let started = Arc::new(AtomicBool::new(false));
+    let (r, s) = (release.clone(), started.clone());
     drop(rt.spawn(async move {
+        s.store(true, SeqCst);
         while !r.load(SeqCst) {
             std::thread::sleep(Duration::from_millis(1));
         }
     }));
-    std::thread::sleep(Duration::from_millis(20));
+    // A task still queued would be dropped and let every worker stop, so
+    // the shutdown begins only once a worker is inside the blocking poll.
+    assert!(common::until_blocking(|| started.load(SeqCst)));
     let stopped = rt.shutdown_timeout(Duration::from_millis(50));
     assert!(
         !stopped,
@@ -684,7 +688,7 @@ fn runs_beside_the_waker(queued: bool, limit: Duration) -> bool {
 #[test]
 fn a_queued_wake_runs_on_an_idle_worker_while_the_waker_computes() {
     assert!(
-        runs_beside_the_waker(true, Duration::from_secs(10)),
+        runs_beside_the_waker(true, 2 * common::patience()),
         "the task woken with wake_queued waited for its waker's poll to end"
     );
 }
@@ -772,7 +776,7 @@ fn a_ping_pong_pair_does_not_starve_a_task_queued_behind_it() {
         let _ = done_tx.send(rounds);
     });
     let rounds = done_rx
-        .recv_timeout(Duration::from_secs(20))
+        .recv_timeout(4 * common::patience())
         .expect("the task behind the ping-pong pair never ran");
     assert!(rounds >= 1);
 }

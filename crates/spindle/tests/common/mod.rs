@@ -158,21 +158,28 @@ pub fn scaled(n: usize) -> usize {
     }
 }
 
-/// Yields (and naps briefly) until `cond` holds or 5 s pass; the caller then
-/// asserts `cond`, so a condition never met still fails (slowly), while a
-/// loaded machine gets time.
+/// How long `until` and `until_blocking` wait for a condition: 5 s, or a
+/// minute under miri, which runs the same steps a thousand times slower on
+/// the real clock it is given.
+pub fn patience() -> std::time::Duration {
+    std::time::Duration::from_secs(if cfg!(miri) { 60 } else { 5 })
+}
+
+/// Yields (and naps briefly) until `cond` holds or [`patience`] passes; the
+/// caller then asserts `cond`, so a condition never met still fails
+/// (slowly), while a loaded machine gets time.
 pub async fn until(cond: impl Fn() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let deadline = std::time::Instant::now() + patience();
     while !cond() && std::time::Instant::now() < deadline {
         spindle::yield_now().await;
         std::thread::sleep(std::time::Duration::from_micros(50));
     }
 }
 
-/// `until` for plain threads: waits until `cond` holds or 5 s pass, and
-/// returns whether it holds.
+/// `until` for plain threads: waits until `cond` holds or [`patience`]
+/// passes, and returns whether it holds.
 pub fn until_blocking(cond: impl Fn() -> bool) -> bool {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let deadline = std::time::Instant::now() + patience();
     while !cond() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_micros(200));
     }
