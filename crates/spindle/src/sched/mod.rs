@@ -22,6 +22,7 @@ pub(crate) mod monitor;
 pub(crate) mod multi_thread;
 pub(crate) mod park;
 pub(crate) mod queue;
+mod spin;
 
 use crate::loom::Arc;
 use crate::task::JoinHandle;

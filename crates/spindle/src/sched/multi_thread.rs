@@ -33,6 +33,7 @@ use super::lent::Lent;
 use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
 use super::park::Parker;
 use super::queue::{self, Local, Steal, Stealer};
+use super::spin::SpinBudget;
 use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
 use crate::blocking::Pool;
 use crate::loom::{lock, spin_loop, Arc, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::*};
@@ -53,9 +54,6 @@ const GLOBAL_POLL_INTERVAL: u32 = 61;
 /// task in the ring still waits only microseconds of LIFO polls. A lone pair
 /// wakes nobody at the cap (`run_task`) and stays on its worker.
 const MAX_LIFO_POLLS: u32 = 16;
-/// Rounds of stealing before a worker parks (one under loom, to keep the
-/// models small).
-const SPIN_ROUNDS: u32 = if cfg!(loom) { 1 } else { 4 };
 
 pub(crate) struct Shared {
     remotes: Box<[Remote]>,
@@ -155,6 +153,8 @@ pub(crate) struct Core {
     lifo_polls: u32,
     is_searching: bool,
     rng: u32,
+    /// Rounds of stealing before parking (`spin.rs`).
+    spin: SpinBudget,
 }
 
 impl Shared {
@@ -671,7 +671,8 @@ impl WorkerCtx {
             core.is_searching = true;
         }
         let n = shared.remotes.len();
-        for _ in 0..SPIN_ROUNDS {
+        let rounds = core.spin.rounds();
+        for round in 0..rounds {
             let start = core.next_rand() as usize % n;
             for i in 0..n {
                 let victim = (start + i) % n;
@@ -682,21 +683,26 @@ impl WorkerCtx {
                     Ok((task, stolen)) => {
                         bump(&self.counters().steals, stolen as u64);
                         bump(&self.counters().steal_ops, 1);
+                        core.spin.found(round);
                         return Some(task);
                     }
                     Err(Steal::Retry | Steal::Empty) => {}
                 }
             }
             if let Some(t) = self.take_from_inject(core) {
+                core.spin.found(round);
                 return Some(t);
             }
             if shared.is_shutdown() {
                 return None;
             }
-            for _ in 0..32 {
-                spin_loop();
+            if round + 1 < rounds {
+                for _ in 0..32 {
+                    spin_loop();
+                }
             }
         }
+        core.spin.missed();
         None
     }
 
@@ -806,6 +812,7 @@ pub(crate) fn build(
             lifo_polls: 0,
             is_searching: false,
             rng: 0x9E37_79B9u32.wrapping_mul(i as u32 + 1) | 1,
+            spin: SpinBudget::new(),
         });
     }
     let shared = Arc::new(Shared {
