@@ -16,9 +16,9 @@
 //! - A searcher that finds work stops searching; if it was the last searcher
 //!   it wakes another, so that work pushed while it searched is not missed.
 //! - A worker going to sleep first records itself (SeqCst RMW under the lock),
-//!   and if it was the last searcher it re-checks every queue after that and
-//!   wakes a worker if it finds any work. With the notifier's fence, either the
-//!   notifier sees the sleeper or the last searcher sees the work.
+//!   then (fence) re-checks every queue and wakes a worker if it finds any
+//!   work. With the notifier's fence, either the notifier sees the sleeper or
+//!   the sleeper sees the work.
 
 use crate::loom::{fence, lock, AtomicUsize, Mutex, Ordering::*};
 
@@ -66,13 +66,12 @@ impl Idle {
         Self::searching(prev) == 1
     }
 
-    /// The worker goes to sleep; `true` if it was the last searcher.
-    pub(crate) fn worker_to_parked(&self, index: usize, searching: bool) -> bool {
+    /// The worker goes to sleep (it then re-checks every queue: rule 4).
+    pub(crate) fn worker_to_parked(&self, index: usize, searching: bool) {
         let mut sleepers = lock(&self.sleepers);
         let dec = (1 << UNPARK_SHIFT) + usize::from(searching);
-        let prev = self.state.fetch_sub(dec, SeqCst);
+        self.state.fetch_sub(dec, SeqCst);
         sleepers.push(index);
-        searching && Self::searching(prev) == 1
     }
 
     /// The worker woke up; `true` if a notifier woke it (it is then counted

@@ -275,8 +275,16 @@ impl Shared {
         }
     }
 
-    /// After the last searcher parks: is there work anybody should wake for?
+    /// After a worker counted itself asleep: is there work anybody should
+    /// wake for?
     fn notify_if_work_pending(&self) {
+        // SeqCst fence: the other half of the notifier's (`worker_to_notify`):
+        // the sleeper's RMW in `worker_to_parked`, then this fence, then the
+        // reads below. SeqCst RMW and loads alone give the same order in the
+        // C++ model, but loom models only the fences' (it found a sleeper
+        // reading an empty injector after the push it missed, once the
+        // steal loop's last pause, a loom yield, was gone).
+        crate::loom::fence(SeqCst);
         let pending = !self.inject.is_empty() || self.remotes.iter().any(|r| !r.stealer.is_empty());
         if pending {
             self.notify_parked();
@@ -712,11 +720,14 @@ impl WorkerCtx {
             return Some(core);
         }
         let shared = self.shared();
-        let was_last_searcher = shared.idle.worker_to_parked(self.index, core.is_searching);
+        // Every sleeper re-checks, not only the last searcher: a worker that
+        // was refused the search (another searched then) and a push made
+        // while it still counted as awake would otherwise both go unseen
+        // (`docs/sleep-wake.md`, case C; found by the loom model
+        // `fresh_tasks_reach_another_worker`).
+        shared.idle.worker_to_parked(self.index, core.is_searching);
         core.is_searching = false;
-        if was_last_searcher {
-            shared.notify_if_work_pending();
-        }
+        shared.notify_if_work_pending();
         bump(&self.counters().parks, 1);
         let parker = &shared.remotes[self.index].parker;
         match shared.driver.try_lock() {
@@ -759,10 +770,9 @@ impl WorkerCtx {
     /// One notify per batch, not one at the batch's second task as during a
     /// poll: an idle worker woken mid-batch takes a CPU from this thread
     /// while it is still dispatching (on 2 cores with the echo benchmark's
-    /// load generator beside it, the two workers woke each other ~8,000
-    /// times a second and preempted each other ~7,000 times; ~1,500 and
-    /// ~400 this way, as with Tokio, which also notifies after its driver
-    /// returns).
+    /// load generator beside it, the two workers woke each other 3,400-4,400
+    /// times a second and preempted each other 3,000-3,400 times; ~1,200 and
+    /// 500-1,000 this way; Tokio also notifies after its driver returns).
     fn dispatch(&self, core: Box<Core>, f: impl FnOnce()) -> Option<Box<Core>> {
         self.dispatching.set(true);
         self.lent.lend(core);
