@@ -15,8 +15,9 @@
 //!   cannot be stolen. So that this never hides work from idle workers for
 //!   long, every task below the top is moved to the ring (where thieves see
 //!   it) as soon as the poll that queued it returns, before the run loop
-//!   starts a poll (`next_task`), or at once when some worker is idle
-//!   (`WorkerCtx::schedule_local`). A poll that does not return (an inline
+//!   starts a poll (`next_task`), or, when a spawn lands on the stack, at
+//!   once if some worker is idle (`WorkerCtx::schedule_local`; a woken task
+//!   waits for the poll's end). A poll that does not return (an inline
 //!   run that blocks) hides them until the monitor hands the core to a new
 //!   thread, which publishes them first (`docs/sleep-wake.md`, rule 1).
 //! - At most `CAPACITY` tasks; pushing onto a full stack first gives back
