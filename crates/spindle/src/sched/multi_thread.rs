@@ -39,7 +39,6 @@ use crate::blocking::Pool;
 use crate::loom::{lock, spin_loop, Arc, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::*};
 use crate::task::registry::{Key, Registry};
 use crate::task::{JoinHandle, Notified, RawTask, Schedule};
-use std::cell::Cell;
 use std::future::Future;
 use std::time::Duration;
 
@@ -140,10 +139,6 @@ pub(crate) struct WorkerCtx {
     lent: Arc<Lent>,
     /// Nesting of inline runs (`run_inline_if_next`).
     inline: InlineRuns,
-    /// Set while this thread dispatches the driver's events and timers
-    /// (`dispatch`): the tasks they wake wait in the core's queues without a
-    /// notify each, and one notify follows the batch.
-    dispatching: Cell<bool>,
 }
 
 pub(crate) struct Core {
@@ -440,7 +435,6 @@ impl WorkerCtx {
             index,
             inline: InlineRuns::new(stack_size),
             lent: Arc::new(Lent::new()),
-            dispatching: Cell::new(false),
         }
     }
 
@@ -530,9 +524,7 @@ impl WorkerCtx {
             self.push_to_ring(queue, t);
             spilled = true;
         });
-        if self.dispatching.get() {
-            // `dispatch` publishes and notifies once the batch is in.
-        } else if spilled {
+        if spilled {
             self.shared().notify_parked();
         } else if why == Queued::Spawned && core.fresh.len() > 1 && self.shared().idle.any_idle() {
             // Spawned, not woken: a poll that spawns may go on for long (a
@@ -782,17 +774,16 @@ impl WorkerCtx {
     /// idle worker if more than one waits; `None` if the core was taken away
     /// meanwhile (the thread that has it runs or publishes them).
     ///
-    /// One notify per batch, not one at the batch's second task as during a
-    /// poll: an idle worker woken mid-batch takes a CPU from this thread
-    /// while it is still dispatching (on 2 cores with the echo benchmark's
-    /// load generator beside it, the two workers woke each other 3,400-4,400
+    /// Woken tasks wait for the end of what woke them (`schedule_local`),
+    /// here the batch: one notify per batch, not one at its second task. An
+    /// idle worker woken mid-batch takes a CPU from this thread while it is
+    /// still dispatching (on 2 cores with the echo benchmark's load
+    /// generator beside it, the two workers woke each other 3,400-4,400
     /// times a second and preempted each other 3,000-3,400 times; ~1,200 and
     /// 500-1,000 this way; Tokio also notifies after its driver returns).
     fn dispatch(&self, core: Box<Core>, f: impl FnOnce()) -> Option<Box<Core>> {
-        self.dispatching.set(true);
         self.lent.lend(core);
         f();
-        self.dispatching.set(false);
         let mut core = self.lent.take()?;
         if core.fresh.len() + core.queue.len() > 1 {
             self.publish_fresh(&mut core);

@@ -24,7 +24,7 @@
 //! - When the ring is full, the owner moves half of it to the injector in one
 //!   batch (one lock), so pushes never block and never fail.
 //!
-//! The loom model `tests/loom_queue.rs` runs push/pop/steal/overflow races
+//! The loom models (`loom_model` below) run push/pop/steal/overflow races
 //! with a capacity of 4.
 
 use crate::loom::{AtomicU32, AtomicU64, Ordering::*, UnsafeCell};

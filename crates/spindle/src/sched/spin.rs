@@ -22,7 +22,7 @@
 
 /// The most rounds of stealing before parking (one under loom, to keep the
 /// models small).
-pub(crate) const MAX_ROUNDS: u32 = if cfg!(loom) { 1 } else { 4 };
+const MAX_ROUNDS: u32 = if cfg!(loom) { 1 } else { 4 };
 /// One search in this many spins `MAX_ROUNDS` regardless of the budget.
 const EXPLORE: u32 = 8;
 
