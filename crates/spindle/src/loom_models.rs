@@ -8,7 +8,9 @@
 //! - `queue_*`: the local ring's push / pop / steal-half / overflow races
 //!   (capacity 4 under loom), every task seen exactly once.
 //! - `task_*`: the state word: wake while running, wake after complete,
-//!   abort racing completion, join-waker registration racing completion.
+//!   abort racing completion, join-waker registration racing completion,
+//!   and the joiner's exclusive run (`State::claim_alone`) racing a waker
+//!   its poll handed to another thread.
 //! - `park_*`: the sleep/wake protocol of `idle.rs` through the real worker
 //!   loop pieces (`multi_thread.rs`): a task pushed while a worker goes to
 //!   sleep is never stranded (a lost wake-up shows as a loom deadlock).
@@ -226,5 +228,82 @@ fn task_handle_dropped_racing_completion_frees_the_output_once() {
         n.run();
         t.join().unwrap();
         assert_eq!(drops.load(SeqCst), 1);
+    });
+}
+
+/// Runs `n` for its handle `h` as an inline await does (`run_joined`) and
+/// returns the output, whichever way it came: straight from the run (the
+/// cell then freed, the handle's reference gone with it) or through `h`.
+fn run_for_handle<T>(n: Notified, h: JoinHandle<T>) -> Result<T, crate::JoinError> {
+    let mut out: Poll<Result<T, crate::JoinError>> = Poll::Pending;
+    // SAFETY: `h` is the task's handle, unused meanwhile; `out` has its type.
+    if unsafe { n.run_joined(&mut out as *mut _ as *mut ()) } {
+        std::mem::forget(h); // its reference went with the freed cell
+        match out {
+            Poll::Ready(r) => r,
+            Poll::Pending => panic!("run_joined said done but left no output"),
+        }
+    } else {
+        join(h)
+    }
+}
+
+#[test]
+fn task_joiner_alone_racing_a_wake_from_its_waker() {
+    // The poll leaves a waker clone in a slot and returns Ready; another
+    // thread wakes through it. The joiner may free the cell only if that
+    // clone is already gone; a wake after completion must schedule nothing.
+    loom::model(|| {
+        let sched = TestSched::default();
+        let slot = Arc::new(Mutex::new(None));
+        let (n, h) = sched.spawn(GrabWaker(slot.clone()));
+        let t = thread::spawn(move || loop {
+            if let Some(w) = lock(&slot).take() {
+                w.wake();
+                break;
+            }
+            thread::yield_now();
+        });
+        assert_eq!(run_for_handle(n, h).unwrap(), 5);
+        t.join().unwrap();
+        assert!(sched.pop().is_none(), "a completed task was scheduled");
+    });
+}
+
+/// Ready at once with a drop-counted output, after handing a waker clone to
+/// a slot that another thread drops.
+struct GrabWakerThen(Arc<Mutex<Option<std::task::Waker>>>, Option<D>);
+
+impl Future for GrabWakerThen {
+    type Output = D;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<D> {
+        *lock(&self.0) = Some(cx.waker().clone());
+        Poll::Ready(self.1.take().expect("polled once"))
+    }
+}
+
+#[test]
+fn task_joiner_alone_racing_a_waker_drop_frees_once() {
+    loom::model(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let sched = TestSched::default();
+        let slot = Arc::new(Mutex::new(None));
+        let (n, h) = sched.spawn(GrabWakerThen(slot.clone(), Some(D(drops.clone()))));
+        let t = thread::spawn(move || loop {
+            if let Some(w) = lock(&slot).take() {
+                drop(w); // the last reference but the joiner's two, maybe
+                break;
+            }
+            thread::yield_now();
+        });
+        let d = run_for_handle(n, h).unwrap();
+        assert_eq!(
+            drops.load(SeqCst),
+            0,
+            "the output dropped before it was taken"
+        );
+        drop(d);
+        t.join().unwrap();
+        assert_eq!(drops.load(SeqCst), 1, "output dropped exactly once");
     });
 }

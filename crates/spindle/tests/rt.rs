@@ -61,6 +61,33 @@ rt_test! {
     }
 }
 
+rt_test! {
+    fn an_inline_join_leaving_a_waker_behind_keeps_the_task_alive() {
+        // The child finishes in its first (inline) poll but keeps a clone of
+        // its waker: the awaiting handle must not free the cell while the
+        // clone lives, and a wake after completion, from another thread,
+        // does nothing. The output is dropped once, by its receiver.
+        let drops = DropCounter::new();
+        let slot = Arc::new(std::sync::Mutex::new(None::<std::task::Waker>));
+        let (s, t) = (slot.clone(), drops.track());
+        let out = spindle::spawn(async move {
+            std::future::poll_fn(|cx| {
+                *s.lock().unwrap() = Some(cx.waker().clone());
+                std::task::Poll::Ready(())
+            })
+            .await;
+            t
+        })
+        .await
+        .unwrap();
+        assert_eq!(drops.drops(), 0);
+        drop(out);
+        assert_eq!(drops.drops(), 1);
+        let w = slot.lock().unwrap().take().expect("the child kept its waker");
+        std::thread::spawn(move || w.wake()).join().unwrap();
+    }
+}
+
 /// A fork-join tree whose parents await their children in spawn order:
 /// `fanout`-ary, `depth` levels below the root; counts every poll of every
 /// task in `polls`; gives the number of tasks.

@@ -182,9 +182,12 @@ impl DriverCtx {
     /// See `sched::run_inline_if_next`: the newest `FRESH` entries at the
     /// back of the queue are searched (nobody else pops this queue, and a
     /// task run early is only run sooner than its turn).
-    pub(crate) fn run_inline_if_next(&self, task: RawTask) {
+    ///
+    /// # Safety
+    /// As `sched::run_inline_if_next`.
+    pub(crate) unsafe fn run_inline_if_next(&self, task: RawTask, dst: *mut ()) -> bool {
         if !self.inline.has_room() {
-            return;
+            return false;
         }
         let next = match self.core.try_borrow_mut() {
             Ok(mut core) => core.as_mut().and_then(|core| {
@@ -200,10 +203,10 @@ impl DriverCtx {
             }),
             Err(_) => None,
         };
-        if let Some(next) = next {
-            bump(&self.shared.counters.polls, 1);
-            self.inline.run(next);
-        }
+        let Some(next) = next else { return false };
+        bump(&self.shared.counters.polls, 1);
+        // SAFETY: forwarded from the caller.
+        unsafe { self.inline.run_joined(next, dst) }
     }
 
     /// Runs up to `EVENT_INTERVAL` tasks; returns how many ran.

@@ -47,14 +47,21 @@ impl InlineRuns {
         outermost == 0 || outermost.saturating_sub(stack_pointer()) < self.budget
     }
 
-    /// Runs `task` here, as one (possibly nested) inline run.
-    pub(crate) fn run(&self, task: Notified) {
+    /// Runs `task` here for its awaiting `JoinHandle`, as one (possibly
+    /// nested) inline run; `true` when the output was written to `dst` and
+    /// the cell freed (`Notified::run_joined`).
+    ///
+    /// # Safety
+    /// As `Notified::run_joined`.
+    pub(crate) unsafe fn run_joined(&self, task: Notified, dst: *mut ()) -> bool {
         let outermost = self.outermost_sp.get();
         if outermost == 0 {
             self.outermost_sp.set(stack_pointer());
         }
-        task.run();
+        // SAFETY: forwarded from the caller.
+        let joined = unsafe { task.run_joined(dst) };
         self.outermost_sp.set(outermost);
+        joined
     }
 }
 

@@ -299,14 +299,21 @@ pub(crate) fn on_scheduler_thread() -> bool {
 /// If `task` is one this thread's core would run soon and has not started
 /// (a worker's fresh tasks, the newest entries of the current-thread
 /// driver's queue), take its `Notified` and run it now, inside the await
-/// (`JoinHandle::poll`; `inline.rs`).
-pub(crate) fn run_inline_if_next(task: crate::task::RawTask) {
+/// (`JoinHandle::poll`; `inline.rs`). `true` when that run also delivered
+/// the output to `dst` and freed the task (`Notified::run_joined`).
+///
+/// # Safety
+/// Only `JoinHandle::poll` calls this, for its own task, with `dst` a
+/// `Poll<Result<T, JoinError>>` of the task's output type; on `true` the
+/// handle's reference is gone.
+pub(crate) unsafe fn run_inline_if_next(task: crate::task::RawTask, dst: *mut ()) -> bool {
     match current_core() {
-        // SAFETY: CORE points to a live context (set by its guard).
-        CoreRef::Multi(w) => unsafe { &*w }.run_inline_if_next(task),
+        // SAFETY: CORE points to a live context (set by its guard); the
+        // rest is forwarded from the caller.
+        CoreRef::Multi(w) => unsafe { (*w).run_inline_if_next(task, dst) },
         // SAFETY: as above.
-        CoreRef::Current(d) => unsafe { &*d }.run_inline_if_next(task),
-        CoreRef::None => {}
+        CoreRef::Current(d) => unsafe { (*d).run_inline_if_next(task, dst) },
+        CoreRef::None => false,
     }
 }
 

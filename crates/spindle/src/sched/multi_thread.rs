@@ -441,9 +441,12 @@ impl WorkerCtx {
     /// See `sched::run_inline_if_next`: only the fresh tasks are searched,
     /// which no other worker can take from, so holding one's `Notified` is
     /// holding the one permission to run it.
-    pub(crate) fn run_inline_if_next(&self, task: RawTask) {
+    ///
+    /// # Safety
+    /// As `sched::run_inline_if_next`.
+    pub(crate) unsafe fn run_inline_if_next(&self, task: RawTask, dst: *mut ()) -> bool {
         if !self.inline.has_room() {
-            return;
+            return false;
         }
         let next = match self.lent.take() {
             Some(mut core) => {
@@ -453,11 +456,11 @@ impl WorkerCtx {
             }
             None => None,
         };
-        if let Some(next) = next {
-            bump(&self.counters().polls, 1);
-            bump(&self.counters().lifo_hits, 1);
-            self.inline.run(next);
-        }
+        let Some(next) = next else { return false };
+        bump(&self.counters().polls, 1);
+        bump(&self.counters().lifo_hits, 1);
+        // SAFETY: forwarded from the caller.
+        unsafe { self.inline.run_joined(next, dst) }
     }
 
     pub(crate) fn handle(&self) -> Handle {

@@ -82,13 +82,18 @@ impl<T> Future for JoinHandle<T> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let raw = self.raw.expect("JoinHandle polled after it returned Ready");
+        let mut out: Poll<Result<T, JoinError>> = Poll::Pending;
         if !raw.state().is(super::state::COMPLETE) {
             // Awaiting a task that this worker would run next anyway (spawn,
             // then await): run it here and now, saving a suspension of the
-            // caller and a trip through the queue.
-            crate::sched::run_inline_if_next(raw);
+            // caller and a trip through the queue. When nobody else holds
+            // the task, that run hands the output over and frees the cell.
+            // SAFETY: this is the task's handle, and `out` has its output type.
+            if unsafe { crate::sched::run_inline_if_next(raw, &mut out as *mut _ as *mut ()) } {
+                self.raw = None;
+                return out;
+            }
         }
-        let mut out: Poll<Result<T, JoinError>> = Poll::Pending;
         // SAFETY: `out` has the task's output type `T` (this handle was made
         // for a task whose future outputs `T`).
         unsafe { raw.try_read_output(&mut out as *mut _ as *mut (), cx.waker()) };

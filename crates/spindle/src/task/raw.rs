@@ -68,6 +68,9 @@ pub(crate) struct Vtable {
     drop_output: unsafe fn(NonNull<Header>),
     /// Cancel in place a task claimed by `transition_to_shutdown`.
     shutdown: unsafe fn(NonNull<Header>),
+    /// Run a `Notified` whose `JoinHandle` is awaiting it on this thread
+    /// (`Notified::run_joined`).
+    run_joined: unsafe fn(NonNull<Header>, *mut ()) -> bool,
 }
 
 /// The part of a task every queue and waker can see.
@@ -285,6 +288,24 @@ impl Notified {
         unsafe { (raw.header().vtable.poll)(raw.0) }
     }
 
+    /// Runs the task for its `JoinHandle`, which is awaiting it on this
+    /// thread (an inline run). When the handle and this `Notified` are the
+    /// only references and the poll finishes with nothing else asked of the
+    /// task (`State::claim_alone`), the output goes straight to `dst` and
+    /// the cell is freed here: `true`, and the handle's reference is gone
+    /// with it. Otherwise this is `run`: `false`, and the handle reads the
+    /// output (or waits for it) as usual.
+    ///
+    /// # Safety
+    /// The caller holds the task's `JoinHandle` (not used while this runs),
+    /// and `dst` points to a `Poll<Result<T, JoinError>>` of the task's
+    /// output type `T`.
+    pub(crate) unsafe fn run_joined(self, dst: *mut ()) -> bool {
+        let raw = self.into_raw();
+        // SAFETY: we held the Notified; the rest is the caller's contract.
+        unsafe { (raw.header().vtable.run_joined)(raw.0, dst) }
+    }
+
     /// The runtime is gone: cancel the task instead of running it (the same
     /// as dropping the `Notified`, spelled out where it is meant).
     pub(crate) fn cancel_now(self) {
@@ -319,6 +340,7 @@ where
         try_read_output: try_read_output::<F, S>,
         drop_output: drop_output::<F, S>,
         shutdown: shutdown::<F, S>,
+        run_joined: run_joined::<F, S>,
     }
 }
 
@@ -422,13 +444,18 @@ impl<F: Future, S: Schedule> Harness<F, S> {
         }
     }
 
-    fn poll_future(&self, cx: &mut Context<'_>) -> Poll<()> {
+    /// Polls the future once, as the poller; on `Ready` the output (or the
+    /// panic) is in the stage.
+    fn poll_future(&self) -> Poll<()> {
+        // The waker borrows the poller's reference: never dropped, only cloned.
+        let waker = ManuallyDrop::new(waker::borrowed(self.raw()));
+        let mut cx = Context::from_waker(&waker);
         let res = catch_unwind(AssertUnwindSafe(|| {
             self.cell().stage.with_mut(|p| {
                 // SAFETY: the poller owns the stage.
                 match unsafe { &mut *p } {
                     // SAFETY: the future stays in the heap cell until dropped in place.
-                    Stage::Running(f) => unsafe { Pin::new_unchecked(f) }.poll(cx),
+                    Stage::Running(f) => unsafe { Pin::new_unchecked(f) }.poll(&mut cx),
                     _ => unreachable!("polled a task that is not running"),
                 }
             })
@@ -443,6 +470,33 @@ impl<F: Future, S: Schedule> Harness<F, S> {
                 self.set_stage(Stage::Consumed); // drops the future
                 self.set_stage(Stage::Finished(Err(JoinError::panic(panic))));
                 Poll::Ready(())
+            }
+        }
+    }
+
+    /// After a `Pending` poll: registers the task on its first one (so that
+    /// shutdown can find it idle), then goes idle, or re-submits it if it
+    /// was woken meanwhile, or cancels it if that was asked for.
+    fn settle_pending(&self) {
+        if self.registered().is_none() {
+            if let Some(key) = self.cell().scheduler.register(self.raw()) {
+                self.cell().header.registered.with_mut(|p| {
+                    // SAFETY: only the poller touches `registered`.
+                    unsafe { *p = Some(key) }
+                });
+            } else {
+                // Shutting down: nothing would ever find this task again.
+                self.cancel_stage();
+                return self.complete();
+            }
+        }
+        match self.state().transition_to_idle() {
+            ToIdle::Idle => {}
+            // SAFETY: the poller's reference became the Notified.
+            ToIdle::Notified => self.cell().scheduler.yield_now(Notified(self.raw())),
+            ToIdle::Cancel => {
+                self.cancel_stage();
+                self.complete();
             }
         }
     }
@@ -463,33 +517,51 @@ where
         }
         ToRunning::Poll => {}
     }
-    // The waker borrows the poller's reference: never dropped, only cloned.
-    let waker = ManuallyDrop::new(waker::borrowed(h.raw()));
-    let mut cx = Context::from_waker(&waker);
-    if h.poll_future(&mut cx).is_ready() {
+    if h.poll_future().is_ready() {
         return h.complete();
     }
-    if h.registered().is_none() {
-        if let Some(key) = h.cell().scheduler.register(h.raw()) {
-            h.cell().header.registered.with_mut(|p| {
-                // SAFETY: only the poller touches `registered`.
-                unsafe { *p = Some(key) }
-            });
-        } else {
-            // Shutting down: nothing would ever find this task again.
-            h.cancel_stage();
-            return h.complete();
-        }
+    h.settle_pending();
+}
+
+// SAFETY (contract): as `Notified::run_joined`'s, with `ptr` its task.
+unsafe fn run_joined<F, S>(ptr: NonNull<Header>, dst: *mut ()) -> bool
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+    S: Schedule,
+{
+    let h = Harness::<F, S>::from(ptr);
+    if !h.state().claim_alone() {
+        // SAFETY: we hold the Notified, which is what `poll` consumes.
+        unsafe { poll::<F, S>(ptr) };
+        return false;
     }
-    match h.state().transition_to_idle() {
-        ToIdle::Idle => {}
-        // SAFETY: the poller's reference became the Notified.
-        ToIdle::Notified => h.cell().scheduler.yield_now(Notified(h.raw())),
-        ToIdle::Cancel => {
-            h.cancel_stage();
-            h.complete();
-        }
+    if h.poll_future().is_pending() {
+        h.settle_pending();
+        return false;
     }
+    if !h.state().is_alone_running() {
+        h.complete();
+        return false;
+    }
+    // Alone (state.rs): the poller's reference and the handle's are the
+    // only ones, so the cell is ours to empty and free, word untouched.
+    debug_assert!(
+        h.registered().is_none(),
+        "a registered task has a third reference"
+    );
+    let stage = h.cell().stage.with_mut(|p| {
+        // SAFETY: we own the cell outright.
+        unsafe { std::ptr::replace(p, Stage::Consumed) }
+    });
+    let Stage::Finished(out) = stage else {
+        unreachable!("a task polled to Ready holds its output")
+    };
+    // SAFETY: the caller passes a `Poll<Result<F::Output, JoinError>>`.
+    unsafe { *dst.cast::<Poll<Result<F::Output, JoinError>>>() = Poll::Ready(out) };
+    // SAFETY: nobody else holds a reference, and none will be made.
+    unsafe { dealloc::<F, S>(ptr) };
+    true
 }
 
 unsafe fn schedule<F, S>(ptr: NonNull<Header>)

@@ -32,9 +32,23 @@
 //! task completes, so an idle task always has at least that one.
 //!
 //! Every transition is a single CAS loop (or a fetch op) on this word, so each
-//! one is atomic with respect to every other; the loom model
-//! `tests/loom_task.rs` explores wake-while-running, wake-after-complete,
-//! abort-racing-completion and join-waker registration.
+//! one is atomic with respect to every other; the loom models `task_*` in
+//! `src/loom_models.rs` explore wake-while-running, wake-after-complete,
+//! abort-racing-completion, join-waker registration and the joiner's
+//! exclusive run below.
+//!
+//! **The joiner alone** ([`State::claim_alone`], [`State::is_alone_running`]):
+//! every thread that writes this word holds a reference, and a new reference
+//! is only ever made from one already counted. So a thread holding both the
+//! `Notified` and the `JoinHandle` that reads exactly two references owns
+//! the task outright: no other thread can write the word until this one
+//! hands out a reference (a waker, during the poll). An inline run from the
+//! handle's own await (`sched/inline.rs`) uses this to claim the future
+//! with a plain store, and, when the first poll returns `Ready` and the word
+//! is still untouched (no waker left, no cancel, no wake, no registry entry),
+//! to take the output and free the cell with no atomic read-modify-write:
+//! three locked instructions fewer per fork-join (to-running, completion,
+//! the handle's release).
 
 use crate::loom::{AtomicUsize, Ordering::*};
 
@@ -160,6 +174,35 @@ impl State {
             };
             (Some(next), r)
         })
+    }
+
+    /// The caller holds the `Notified` and the `JoinHandle`: if they are the
+    /// only references and nothing else was asked of the task, claim the
+    /// future (as `transition_to_running` would: `Poll`) with a plain store
+    /// and return `true` (module docs: the joiner alone). Otherwise change
+    /// nothing and return `false`.
+    pub(crate) fn claim_alone(&self) -> bool {
+        // Acquire: the last other holder's release of its reference (an
+        // AcqRel `ref_dec`) happens before our use of the cell.
+        if self.0.load(Acquire) != NOTIFIED | JOIN_INTEREST | (2 * REF_ONE) {
+            return false;
+        }
+        // No other thread holds a reference, so none can write the word
+        // between the load and this store.
+        self.0
+            .store(RUNNING | JOIN_INTEREST | (2 * REF_ONE), Release);
+        true
+    }
+
+    /// After a poll that followed `claim_alone` returned `Ready`: whether the
+    /// poller and the handle are still the only references and nothing was
+    /// asked of the task meanwhile (no wake, no cancel, no join waker). Then
+    /// the caller owns the cell outright and may take the output and free
+    /// it without writing the word; otherwise it completes as usual.
+    pub(crate) fn is_alone_running(&self) -> bool {
+        // Acquire: as in `claim_alone`, for wakers cloned during the poll and
+        // dropped since, on any thread.
+        self.0.load(Acquire) == RUNNING | JOIN_INTEREST | (2 * REF_ONE)
     }
 
     /// The future returned `Pending`. On `Idle` the poller's reference is
@@ -396,6 +439,31 @@ mod tests {
             st.complete_and_release(1, true),
             Completed::Released { last: true }
         );
+    }
+
+    #[test]
+    fn the_joiner_is_alone_only_with_two_untouched_references() {
+        let st = State::new();
+        assert!(st.claim_alone());
+        assert!(st.load().is(RUNNING) && !st.load().is(NOTIFIED));
+        assert!(st.is_alone_running());
+        // A waker clone outlives the poll: not alone any more.
+        st.ref_inc();
+        assert!(!st.is_alone_running());
+        st.ref_dec(1);
+        assert!(st.is_alone_running());
+        // A wake while running: the poller must re-submit, not free.
+        assert_eq!(st.transition_to_notified_by_ref(), Wake::Nothing);
+        assert!(!st.is_alone_running());
+
+        // Cancelled, or a third reference (registry, abort handle): refused.
+        let st = State::new();
+        st.ref_inc();
+        assert!(!st.claim_alone());
+        let st = State::new();
+        st.transition_to_cancelled();
+        assert!(!st.claim_alone());
+        assert_eq!(st.load().refs(), 2, "a refused claim changes nothing");
     }
 
     #[test]
