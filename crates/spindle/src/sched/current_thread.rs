@@ -13,6 +13,7 @@
 
 use super::driver::Driver;
 use super::fresh::CAPACITY as FRESH;
+use super::hook::{Hook, Owner, Purse, Units};
 use super::inject::Inject;
 use super::inline::InlineRuns;
 use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
@@ -42,6 +43,8 @@ pub(crate) struct Shared {
     core_free: Condvar,
     counters: WorkerCounters,
     remote_schedules: AtomicU64,
+    /// The tasks' hooks (`hook.rs`).
+    units: Units,
 }
 
 pub(crate) struct Core {
@@ -51,7 +54,9 @@ pub(crate) struct Core {
 
 /// The driving thread's state while inside `block_on`; `CORE` points here.
 pub(crate) struct DriverCtx {
-    shared: Arc<Shared>,
+    /// Hooks for the tasks spawned here (`hook.rs`); its owner is the
+    /// runtime's shared state.
+    purse: Purse<Shared>,
     core: RefCell<Option<Box<Core>>>,
     /// Nesting of inline runs (`run_inline_if_next`).
     inline: InlineRuns,
@@ -73,6 +78,7 @@ impl Shared {
             core_free: Condvar::new(),
             counters: WorkerCounters::default(),
             remote_schedules: AtomicU64::new(0),
+            units: Units::default(),
         }))
     }
 
@@ -114,26 +120,49 @@ impl Shared {
     }
 }
 
-impl Schedule for Arc<Shared> {
-    fn schedule(&self, task: Notified) {
-        if let CoreRef::Current(d) = current_core() {
-            // SAFETY: CORE points to a live context (set by its guard).
-            let d = unsafe { &*d };
-            if Arc::ptr_eq(&d.shared, self) {
-                if let Ok(mut core) = d.core.try_borrow_mut() {
-                    if let Some(core) = core.as_mut() {
-                        bump(&self.counters.local_schedules, 1);
-                        core.queue.push_back(task);
-                        return;
-                    }
+/// Queues `task` on this thread's core when it drives `shared`'s runtime
+/// now, otherwise through the injector.
+fn schedule(shared: &Shared, task: Notified) {
+    if let CoreRef::Current(d) = current_core() {
+        // SAFETY: CORE points to a live context (set by its guard).
+        let d = unsafe { &*d };
+        if std::ptr::eq(&**d.shared(), shared) {
+            if let Ok(mut core) = d.core.try_borrow_mut() {
+                if let Some(core) = core.as_mut() {
+                    bump(&shared.counters.local_schedules, 1);
+                    core.queue.push_back(task);
+                    return;
                 }
             }
         }
-        self.schedule_remote(task);
+    }
+    shared.schedule_remote(task);
+}
+
+impl Owner for Shared {
+    fn units(&self) -> &Units {
+        &self.units
+    }
+
+    fn with_local_purse<R>(this: *const Self, f: impl FnOnce(&Purse<Self>) -> R) -> Option<R> {
+        match current_core() {
+            CoreRef::Current(d) => {
+                // SAFETY: CORE points to a live context (set by its guard).
+                let purse = &unsafe { &*d }.purse;
+                std::ptr::eq(Arc::as_ptr(purse.owner()), this).then(|| f(purse))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Schedule for Hook<Shared> {
+    fn schedule(&self, task: Notified) {
+        schedule(self, task);
     }
 
     fn yield_now(&self, task: Notified) {
-        self.schedule(task);
+        schedule(self, task);
     }
 
     fn register(&self, task: RawTask) -> Option<Key> {
@@ -154,21 +183,36 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let (notified, raw) = RawTask::allocate(future, shared.clone());
+    let hook = Shared::with_local_purse(Arc::as_ptr(shared), Purse::hook)
+        .unwrap_or_else(|| Hook::new(shared));
+    spawn_hooked(shared, hook, future)
+}
+
+#[inline(always)]
+fn spawn_hooked<F>(shared: &Shared, hook: Hook<Shared>, future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let (notified, raw) = RawTask::allocate(future, hook);
     bump(&shared.counters.spawns, 1);
-    shared.schedule(notified);
+    schedule(shared, notified);
     JoinHandle::new(raw)
 }
 
 impl DriverCtx {
     pub(crate) fn handle(&self) -> Handle {
         Handle {
-            inner: HandleInner::Current(self.shared.clone()),
+            inner: HandleInner::Current(self.shared().clone()),
         }
     }
 
     pub(crate) fn driver(&self) -> (Arc<Driver>, usize) {
-        (self.shared.driver.clone(), 0)
+        (self.shared().driver.clone(), 0)
+    }
+
+    fn shared(&self) -> &Arc<Shared> {
+        self.purse.owner()
     }
 
     pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
@@ -176,7 +220,7 @@ impl DriverCtx {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        spawn(&self.shared, future)
+        spawn_hooked(self.shared(), self.purse.hook(), future)
     }
 
     /// See `sched::run_inline_if_next`: the newest `FRESH` entries at the
@@ -204,14 +248,14 @@ impl DriverCtx {
             Err(_) => None,
         };
         let Some(next) = next else { return false };
-        bump(&self.shared.counters.polls, 1);
+        bump(&self.shared().counters.polls, 1);
         // SAFETY: forwarded from the caller.
         unsafe { self.inline.run_joined(next, dst) }
     }
 
     /// Runs up to `EVENT_INTERVAL` tasks; returns how many ran.
     fn run_batch(&self) -> u32 {
-        let shared = &self.shared;
+        let shared = self.shared();
         let mut ran = 0;
         while ran < EVENT_INTERVAL {
             let task = {
@@ -271,7 +315,7 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
         }
     };
     let ctx = DriverCtx {
-        shared: shared.clone(),
+        purse: Purse::new(shared.clone()),
         core: RefCell::new(Some(core)),
         inline: InlineRuns::new(None),
     };
@@ -280,8 +324,8 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
     impl Drop for Release<'_> {
         fn drop(&mut self) {
             let core = self.0.core.borrow_mut().take();
-            *lock(&self.0.shared.core) = core;
-            self.0.shared.core_free.notify_one();
+            *lock(&self.0.shared().core) = core;
+            self.0.shared().core_free.notify_one();
         }
     }
     let _release = Release(&ctx);

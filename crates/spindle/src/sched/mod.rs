@@ -13,6 +13,7 @@ pub(crate) mod diagnostics;
 pub(crate) mod doze;
 pub(crate) mod driver;
 mod fresh;
+pub(crate) mod hook;
 pub(crate) mod idle;
 pub(crate) mod inject;
 mod inline;

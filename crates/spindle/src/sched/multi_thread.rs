@@ -18,14 +18,15 @@
 //!    workers searching (`idle.rs`), spinning a few rounds before
 //! 6. parking (`idle.rs` has the protocol, `docs/sleep-wake.md` the proof).
 //!
-//! Tasks hold an `Arc<Spawner>` of the worker that spawned them rather than
-//! the shared state itself, so that spawning and freeing tasks on different
-//! workers do not fight over one reference count.
+//! Tasks hold the shared state through a `Hook` (`hook.rs`): each worker
+//! keeps a purse of the state's units, so spawning and freeing tasks costs
+//! no atomic read-modify-write on a reference count.
 
 use super::diagnostics::{self, OnStall, SlowPolls};
 use super::doze::Doze;
 use super::driver::Driver;
 use super::fresh::Fresh;
+use super::hook::{Hook, Owner, Purse, Units};
 use super::idle::Idle;
 use super::inject::Inject;
 use super::inline::InlineRuns;
@@ -74,6 +75,8 @@ pub(crate) struct Shared {
     pub(crate) doze: Doze,
     pub(crate) slow_polls: SlowPolls,
     pub(crate) stalls: AtomicU64,
+    /// The tasks' hooks (`hook.rs`).
+    units: Units,
 }
 
 /// Settings from the `Builder` that outlive `build`.
@@ -122,16 +125,16 @@ impl Remote {
     }
 }
 
-/// The scheduler hook each task holds (`raw.rs`'s `S`).
+/// What a `Handle` holds of this flavour.
 pub(crate) struct Spawner {
     shared: Arc<Shared>,
-    /// The worker this spawner belongs to; `usize::MAX` for outside threads.
-    index: usize,
 }
 
 /// A worker thread's state, on its stack; `CORE` points here while it runs.
 pub(crate) struct WorkerCtx {
-    spawner: Arc<Spawner>,
+    /// Hooks for the tasks spawned here (`hook.rs`); its owner is the
+    /// runtime's shared state.
+    purse: Purse<Shared>,
     /// The runtime's spawner for outside threads, for `Handle::current`.
     external: Arc<Spawner>,
     index: usize,
@@ -358,26 +361,43 @@ impl Shared {
     }
 }
 
-impl Schedule for Arc<Spawner> {
+impl Owner for Shared {
+    fn units(&self) -> &Units {
+        &self.units
+    }
+
+    fn with_local_purse<R>(this: *const Self, f: impl FnOnce(&Purse<Self>) -> R) -> Option<R> {
+        match current_core() {
+            CoreRef::Multi(w) => {
+                // SAFETY: CORE points to a live context (set by its guard).
+                let purse = &unsafe { &*w }.purse;
+                std::ptr::eq(Arc::as_ptr(purse.owner()), this).then(|| f(purse))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Schedule for Hook<Shared> {
     fn schedule(&self, task: Notified) {
-        schedule(&self.shared, task, Queued::Woken);
+        schedule(self, task, Queued::Woken);
     }
 
     fn yield_now(&self, task: Notified) {
-        schedule(&self.shared, task, Queued::Yielded);
+        schedule(self, task, Queued::Yielded);
     }
 
     fn register(&self, task: RawTask) -> Option<Key> {
         let hint = match current_core() {
             // SAFETY: CORE points to a live context (set by its guard).
             CoreRef::Multi(w) => unsafe { &*w }.index,
-            _ => self.index,
+            _ => 0,
         };
-        self.shared.registry.insert(task, hint, None)
+        self.registry.insert(task, hint, None)
     }
 
     fn unregister(&self, task: RawTask, key: Key) -> bool {
-        self.shared.registry.remove(task, key)
+        self.registry.remove(task, key)
     }
 }
 
@@ -391,11 +411,11 @@ enum Queued {
 
 /// Schedules on this thread's core when it is a worker of `shared`,
 /// otherwise through the injector.
-fn schedule(shared: &Arc<Shared>, task: Notified, why: Queued) {
+fn schedule(shared: &Shared, task: Notified, why: Queued) {
     if let CoreRef::Multi(w) = current_core() {
         // SAFETY: CORE points to a live context (set by its guard).
         let w = unsafe { &*w };
-        if Arc::ptr_eq(&w.spawner.shared, shared) {
+        if std::ptr::eq(w.shared(), shared) {
             return w.schedule_here(task, why);
         }
     }
@@ -412,11 +432,11 @@ where
     if let CoreRef::Multi(w) = current_core() {
         // SAFETY: CORE points to a live context (set by its guard).
         let w = unsafe { &*w };
-        if Arc::ptr_eq(&w.spawner.shared, &spawner.shared) {
+        if std::ptr::eq(w.shared(), &*spawner.shared) {
             return w.spawn(future);
         }
     }
-    let (notified, raw) = RawTask::allocate(future, spawner.clone());
+    let (notified, raw) = RawTask::allocate(future, Hook::new(&spawner.shared));
     spawner.shared.track(&notified, 0);
     spawner.shared.schedule_remote(notified);
     JoinHandle::new(raw)
@@ -424,13 +444,9 @@ where
 
 impl WorkerCtx {
     fn new(external: Arc<Spawner>, index: usize) -> WorkerCtx {
-        let spawner = Arc::new(Spawner {
-            shared: external.shared.clone(),
-            index,
-        });
         let stack_size = external.shared.config.stack_size;
         WorkerCtx {
-            spawner,
+            purse: Purse::new(external.shared.clone()),
             external,
             index,
             inline: InlineRuns::new(stack_size),
@@ -475,7 +491,7 @@ impl WorkerCtx {
     }
 
     fn shared(&self) -> &Shared {
-        &self.spawner.shared
+        self.purse.owner()
     }
 
     fn counters(&self) -> &WorkerCounters {
@@ -488,7 +504,7 @@ impl WorkerCtx {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (notified, raw) = RawTask::allocate(future, self.spawner.clone());
+        let (notified, raw) = RawTask::allocate(future, self.purse.hook());
         self.shared().track(&notified, self.index);
         bump(&self.counters().spawns, 1);
         self.schedule_here(notified, Queued::Spawned);
@@ -510,7 +526,7 @@ impl WorkerCtx {
     /// current poll goes on here without it (or with it, if no thread
     /// could be had: the blocking code then runs in place).
     pub(crate) fn hand_off_core(&self) {
-        Shared::hand_off(&self.spawner.shared, self.index, &self.lent);
+        Shared::hand_off(self.purse.owner(), self.index, &self.lent);
     }
 
     fn schedule_local(&self, core: &mut Core, task: Notified, why: Queued) {
@@ -849,6 +865,7 @@ pub(crate) fn build(
         doze: Doze::default(),
         slow_polls: SlowPolls::new(workers, config.slow_poll),
         stalls: AtomicU64::new(0),
+        units: Units::default(),
         config,
     });
     Ok((shared, cores))
@@ -858,7 +875,6 @@ pub(crate) fn build(
 pub(crate) fn external_spawner(shared: &Arc<Shared>) -> Arc<Spawner> {
     Arc::new(Spawner {
         shared: shared.clone(),
-        index: usize::MAX,
     })
 }
 
