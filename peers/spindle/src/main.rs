@@ -55,7 +55,7 @@ fn run(req: &Request) -> Measured {
     // joins stay on the workers instead of crossing to the thread in
     // `block_on` and back at every step.
     let name = req.workload.clone();
-    rt.block_on(async move {
+    let measured = rt.block_on(async move {
         spindle::spawn(async move {
             match name.as_str() {
                 "skynet" => timed(async { skynet(0, n).await.unwrap() }).await,
@@ -101,7 +101,13 @@ fn run(req: &Request) -> Measured {
         })
         .await
         .unwrap()
-    })
+    });
+    // For profiling: the runtime's counters, on stderr (the result line
+    // on stdout is unchanged).
+    if std::env::var_os("SPINDLE_PEER_METRICS").is_some() {
+        eprintln!("{}", rt.metrics());
+    }
+    measured
 }
 
 /// Awaits `fut` on the monotonic clock: the timed region of every row.
