@@ -215,7 +215,7 @@ impl Shared {
     /// on it: the monitor's retake and `block_in_place`. `false` if no core
     /// was there, or no thread could be had (the core then stays lent).
     fn hand_off(this: &Arc<Self>, index: usize, lent: &Lent) -> bool {
-        let Some(core) = lent.take() else {
+        let Some(core) = lent.take_away() else {
             return false;
         };
         match Shared::start_worker(this, index, core) {
@@ -464,14 +464,10 @@ impl WorkerCtx {
         if !self.inline.has_room() {
             return false;
         }
-        let next = match self.lent.take() {
-            Some(mut core) => {
-                let next = core.fresh.take(task);
-                self.lent.lend(core);
-                next
-            }
-            None => None,
-        };
+        let next = self
+            .lent
+            .borrow()
+            .and_then(|mut core| core.fresh.take(task));
         let Some(next) = next else { return false };
         bump(&self.counters().polls, 1);
         bump(&self.counters().lifo_hits, 1);
@@ -513,11 +509,8 @@ impl WorkerCtx {
 
     /// Schedules on this thread's core if it still has it, else remotely.
     fn schedule_here(&self, task: Notified, why: Queued) {
-        match self.lent.take() {
-            Some(mut core) => {
-                self.schedule_local(&mut core, task, why);
-                self.lent.lend(core);
-            }
+        match self.lent.borrow() {
+            Some(mut core) => self.schedule_local(&mut core, task, why),
             None => self.shared().schedule_remote(task),
         }
     }
@@ -830,6 +823,7 @@ pub(crate) fn build(
     blocking: Arc<Pool>,
 ) -> std::io::Result<(Arc<Shared>, Vec<Core>)> {
     let driver = Arc::new(Driver::new(workers)?);
+    super::asym::register(); // before any worker borrows its core (`lent.rs`)
     let mut remotes = Vec::with_capacity(workers);
     let mut cores = Vec::with_capacity(workers);
     for i in 0..workers {
@@ -986,7 +980,7 @@ mod loom_model {
             *lock(&shared.remotes[0].active) = ctx.lent.clone();
             ctx.lent.lend(Box::new(cores.pop().unwrap())); // a task is running
             let lent = lock(&shared.remotes[0].active).clone();
-            let monitor = thread::spawn(move || lent.take());
+            let monitor = thread::spawn(move || lent.take_away());
             {
                 let _g = CoreGuard::enter(CoreRef::Multi(&ctx));
                 drop(ctx.spawn(async {}));
