@@ -641,34 +641,44 @@ impl WorkerCtx {
         bump(&counters.polls, 1);
         self.lent.lend(core);
         self.run_timed(task);
-        loop {
-            let mut core = self.lent.take()?;
-            if core.fresh.len() > 1 {
-                self.publish_fresh(&mut core);
-            }
-            let Some(task) = core.fresh.pop() else {
-                return Some(core);
-            };
-            if core.lifo_polls >= MAX_LIFO_POLLS {
-                // Behind the ring's tasks, for fairness. An idle worker is
-                // woken only if the ring held others: alone there, the task
-                // is this worker's very next one, and a thief would only
-                // split a message-passing pair across cores.
-                let others_waiting = !core.queue.is_empty();
-                if core.queue.push_back(task, &self.shared().inject) {
-                    bump(&counters.overflows, 1);
-                }
-                if others_waiting {
-                    self.shared().notify_parked();
-                }
-                return Some(core);
-            }
-            core.lifo_polls += 1;
+        // The LIFO chain runs with the core left lent, borrowed between
+        // polls (`lent.rs`): no swap out and store back per poll.
+        while let Some(task) = self.next_lifo()? {
             bump(&counters.lifo_hits, 1);
             bump(&counters.polls, 1);
-            self.lent.lend(core);
             self.run_timed(task);
         }
+        self.lent.take()
+    }
+
+    /// Between two polls of a LIFO chain: publishes the fresh tasks below
+    /// the top and takes the top one, unless the chain reached its cap.
+    /// `None` if the core was taken away during the poll.
+    fn next_lifo(&self) -> Option<Option<Notified>> {
+        let mut core = self.lent.borrow()?;
+        if core.fresh.len() > 1 {
+            self.publish_fresh(&mut core);
+        }
+        let Some(task) = core.fresh.pop() else {
+            return Some(None);
+        };
+        Some(if core.lifo_polls >= MAX_LIFO_POLLS {
+            // Behind the ring's tasks, for fairness. An idle worker is
+            // woken only if the ring held others: alone there, the task
+            // is this worker's very next one, and a thief would only
+            // split a message-passing pair across cores.
+            let others_waiting = !core.queue.is_empty();
+            if core.queue.push_back(task, &self.shared().inject) {
+                bump(&self.counters().overflows, 1);
+            }
+            if others_waiting {
+                self.shared().notify_parked();
+            }
+            None
+        } else {
+            core.lifo_polls += 1;
+            Some(task)
+        })
     }
 
     /// Polls `task`, counting the poll if it is slow (`diagnostics.rs`).
