@@ -14,6 +14,17 @@
 //! per such thread beyond its blocks). A system whose THP setting is
 //! `never` gets small pages in the same regions.
 //!
+//! Huge pages that come slowly: a virtual machine that hands free 2 MiB
+//! blocks back to its host (free page reporting) must have the host back
+//! such a block again before the guest can zero it, ~5 ms for a huge page
+//! that otherwise faults in in ~0.1 ms, where the same 2 MiB of small
+//! pages take ~0.7 ms either way (this project's VM, right after another
+//! process freed its memory, `docs/profiles.md`). Those slow blocks come in
+//! runs: once one huge page was slow, the next ones are too. So the first
+//! touch of each huge region is timed (`region`), and one slower than
+//! `SLOW_HUGE_FAULT` makes the next `HUGE_BACKOFF` bytes of regions plain
+//! ones (not advised, small pages) before huge pages are tried again.
+//!
 //! A freed block goes on a free stack of its thread and class, linked
 //! through the block itself, so free blocks cost nothing beyond themselves.
 //!
@@ -66,6 +77,10 @@ const HUGE_REGION: usize = 2 << 20;
 /// Bytes of small regions taken before regions become huge pages (less
 /// under miri, so that its test of the switch stays quick).
 const HUGE_AFTER: usize = if cfg!(miri) { 256 << 10 } else { 4 << 20 };
+/// A huge region whose first touch took longer than this came slowly.
+const SLOW_HUGE_FAULT: std::time::Duration = std::time::Duration::from_millis(1);
+/// Bytes of plain regions taken after a slow huge page, before trying again.
+const HUGE_BACKOFF: usize = if cfg!(miri) { 4 << 20 } else { 64 << 20 };
 
 /// The class serving `layout`, if the slab serves it.
 #[inline]
@@ -100,14 +115,47 @@ fn global_alloc(layout: Layout) -> NonNull<u8> {
 /// `HUGE_REGION`) with transparent huge pages. Only advice: an error (a
 /// kernel without THP) leaves small pages.
 fn advise_huge_page(start: NonNull<u8>, len: usize) {
+    advise(start, len, true)
+}
+
+/// Asks for small pages on a region that huge pages would otherwise back
+/// (a system whose THP setting is `always`): the back-off after a slow one.
+fn advise_small_pages(start: NonNull<u8>, len: usize) {
+    advise(start, len, false)
+}
+
+fn advise(start: NonNull<u8>, len: usize, huge: bool) {
     #[cfg(all(target_os = "linux", not(miri), not(loom)))]
     // SAFETY: madvise only changes how the kernel backs this range, which is
     // ours (a fresh allocation) and holds no data yet.
     unsafe {
-        libc::madvise(start.as_ptr().cast(), len, libc::MADV_HUGEPAGE);
+        let advice = if huge {
+            libc::MADV_HUGEPAGE
+        } else {
+            libc::MADV_NOHUGEPAGE
+        };
+        libc::madvise(start.as_ptr().cast(), len, advice);
     }
     #[cfg(not(all(target_os = "linux", not(miri), not(loom))))]
-    let _ = (start, len);
+    let _ = (start, len, huge);
+}
+
+/// Touches the first byte of a fresh huge region (faulting its page in)
+/// and says whether that took longer than `SLOW_HUGE_FAULT` (module docs).
+fn first_touch_is_slow(start: NonNull<u8>) -> bool {
+    #[cfg(not(miri))]
+    {
+        let t = std::time::Instant::now();
+        // SAFETY: the region is ours, fresh, and at least a byte long; no
+        // block of it is handed out yet.
+        unsafe { start.as_ptr().write_volatile(0) };
+        t.elapsed() > SLOW_HUGE_FAULT
+    }
+    #[cfg(miri)]
+    {
+        let _ = start;
+        false
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -195,6 +243,9 @@ pub(super) struct Depot {
     owned: Mutex<Vec<(OwnedPtr, Layout)>>,
     /// Bytes of regions taken so far (only `region` adds to it).
     regions: AtomicUsize,
+    /// Regions stay plain until `regions` reaches this (set after a slow
+    /// huge page: module docs).
+    plain_until: AtomicUsize,
 }
 
 struct OwnedPtr(NonNull<u8>);
@@ -210,6 +261,7 @@ impl Depot {
             tails: Mutex::new(Vec::new()),
             owned: Mutex::new(Vec::new()),
             regions: AtomicUsize::new(0),
+            plain_until: AtomicUsize::new(0),
         }
     }
 
@@ -241,16 +293,24 @@ impl Depot {
             return tail;
         }
         // Two threads may both see the slab just under `HUGE_AFTER`: one
-        // more small region than planned, which is harmless.
-        let huge = self.regions.load(Relaxed) >= HUGE_AFTER;
-        let (size, align) = if huge {
-            (HUGE_REGION, HUGE_REGION)
+        // more small region than planned, which is harmless (as is a race
+        // on `plain_until`: one region more or less of either kind).
+        let taken = self.regions.load(Relaxed);
+        let (size, align, huge) = if taken < HUGE_AFTER {
+            (SMALL_REGION, ALIGN, false)
+        } else if taken < self.plain_until.load(Relaxed) {
+            (HUGE_REGION, ALIGN, false)
         } else {
-            (SMALL_REGION, ALIGN)
+            (HUGE_REGION, HUGE_REGION, true)
         };
         let start = self.global(Layout::from_size_align(size, align).expect("region layout"));
         if huge {
             advise_huge_page(start, size);
+            if first_touch_is_slow(start) {
+                self.saw_slow_huge_page(taken);
+            }
+        } else if size == HUGE_REGION {
+            advise_small_pages(start, size);
         }
         self.regions.fetch_add(size, Relaxed);
         Bump {
@@ -258,6 +318,13 @@ impl Depot {
             // SAFETY: one past the end of the region just allocated.
             end: unsafe { start.as_ptr().add(size) },
         }
+    }
+
+    /// A huge region cut when `taken` bytes were out came slowly: plain
+    /// regions for the next `HUGE_BACKOFF` bytes.
+    fn saw_slow_huge_page(&self, taken: usize) {
+        self.plain_until
+            .store(taken + HUGE_REGION + HUGE_BACKOFF, Relaxed);
     }
 
     /// Allocation for a thread whose magazines are gone (it is exiting).
@@ -615,5 +682,39 @@ mod tests {
         drop(owned);
         // SAFETY: from this depot, class c512, not used again.
         unsafe { free_all(&mut mags, c512, blocks) };
+    }
+
+    #[test]
+    fn after_a_slow_huge_page_regions_stay_plain_for_a_while() {
+        let depot = Depot::new();
+        // Past the small regions, pretending the first huge page was slow.
+        while depot.regions.load(Relaxed) < HUGE_AFTER {
+            depot.region();
+        }
+        let huge = |d: &Depot| {
+            let owned = lock(&d.owned);
+            let (start, layout) = owned.last().expect("a region");
+            (layout.size(), layout.align(), start.0.as_ptr().addr())
+        };
+        depot.region();
+        assert_eq!(huge(&depot).1, HUGE_REGION, "huge pages first");
+        depot.saw_slow_huge_page(depot.regions.load(Relaxed) - HUGE_REGION);
+        for _ in 0..HUGE_BACKOFF / HUGE_REGION {
+            depot.region();
+            let (size, align, _) = huge(&depot);
+            assert_eq!(
+                (size, align),
+                (HUGE_REGION, ALIGN),
+                "plain while backing off"
+            );
+        }
+        depot.region();
+        let (size, align, start) = huge(&depot);
+        assert_eq!(
+            (size, align),
+            (HUGE_REGION, HUGE_REGION),
+            "huge pages again"
+        );
+        assert_eq!(start % HUGE_REGION, 0);
     }
 }
