@@ -530,6 +530,52 @@ rt_test! {
 }
 
 rt_test! {
+    fn tasks_of_another_runtime_are_spawned_joined_and_freed_here() {
+        // Each task holds its own runtime (`sched/hook.rs`): spawned through
+        // another runtime's handle from this one's worker, run there, and
+        // joined and freed here, it must give its hold back to its own
+        // runtime, which then shuts down with nothing left (drop counters).
+        // A current-thread runtime runs tasks only inside `block_on`: one
+        // is driven by a thread of its own until the joins are done.
+        for (flavour, other) in common::flavours() {
+            let drops = common::DropCounter::new();
+            let handle = other.handle().clone();
+            let (done_tx, done_rx) = spindle::chan::oneshot::<()>();
+            let (driver, mut other) = if flavour == "current_thread" {
+                let driver = std::thread::spawn(move || {
+                    other.block_on(async move { done_rx.await.ok() });
+                    other
+                });
+                (Some(driver), None)
+            } else {
+                (None, Some(other))
+            };
+            let hs: Vec<_> = (0..64u64)
+                .map(|i| {
+                    let t = drops.track();
+                    handle.spawn(async move {
+                        let _t = t;
+                        i
+                    })
+                })
+                .collect();
+            let mut sum = 0;
+            for h in hs {
+                sum += h.await.unwrap();
+            }
+            assert_eq!(sum, 63 * 64 / 2);
+            assert_eq!(drops.drops(), 64);
+            done_tx.send(()).unwrap();
+            if let Some(driver) = driver {
+                other = Some(driver.join().unwrap());
+            }
+            // Dropping a runtime blocks: do it off this worker.
+            std::thread::spawn(move || drop(other)).join().unwrap();
+        }
+    }
+}
+
+rt_test! {
     fn metrics_count_polls_and_spawns() {
         let handle = spindle::Handle::current();
         let before = handle.metrics();

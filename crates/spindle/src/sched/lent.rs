@@ -176,6 +176,26 @@ impl<C> Drop for Lent<C> {
     }
 }
 
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::Lent;
+
+    #[test]
+    fn a_borrow_inside_a_borrow_is_refused_and_a_take_away_ends_borrowing() {
+        let lent = Lent::<u32>::new();
+        assert!(lent.borrow().is_none(), "nothing lent yet");
+        lent.lend(Box::new(7));
+        {
+            let mut outer = lent.borrow().expect("lent");
+            assert!(lent.borrow().is_none(), "refused inside a borrow");
+            *outer += 1;
+        }
+        assert_eq!(*lent.borrow().expect("lent again after the borrow"), 8);
+        assert_eq!(lent.take_away().as_deref(), Some(&8));
+        assert!(lent.borrow().is_none() && lent.take().is_none());
+    }
+}
+
 #[cfg(all(test, loom))]
 mod loom_model {
     use super::Lent;
