@@ -626,8 +626,11 @@ impl WorkerCtx {
     }
 
     /// Runs `task`, then the LIFO slot's tasks (a few), publishing the fresh
-    /// tasks below the top after each poll; `None` if the core
-    /// was taken away during a poll.
+    /// tasks below the top after each poll, then the tasks of the core's own
+    /// ring (and its share of the injector) until it has none or the next
+    /// tick is a maintenance tick; `None` if the core was taken away during
+    /// a poll. The core stays lent throughout, borrowed between polls
+    /// (`lent.rs`), and is taken out once, at the end.
     fn run_task(&self, mut core: Box<Core>, task: Notified) -> Option<Box<Core>> {
         if core.is_searching {
             core.is_searching = false;
@@ -641,14 +644,39 @@ impl WorkerCtx {
         bump(&counters.polls, 1);
         self.lent.lend(core);
         self.run_timed(task);
-        // The LIFO chain runs with the core left lent, borrowed between
-        // polls (`lent.rs`): no swap out and store back per poll.
-        while let Some(task) = self.next_lifo()? {
-            bump(&counters.lifo_hits, 1);
+        loop {
+            while let Some(task) = self.next_lifo()? {
+                bump(&counters.lifo_hits, 1);
+                bump(&counters.polls, 1);
+                self.run_timed(task);
+            }
+            let Some(task) = self.next_queued()? else {
+                return self.lent.take();
+            };
             bump(&counters.polls, 1);
             self.run_timed(task);
         }
-        self.lent.take()
+    }
+
+    /// After a LIFO chain: the next task of the core's own queues, as
+    /// `next_task` would take it, unless the next tick is a maintenance
+    /// tick (the run loop's: the driver's turn, the injector first, the
+    /// shutdown check) or there is none. `None` if the core was taken away.
+    fn next_queued(&self) -> Option<Option<Notified>> {
+        let mut core = self.lent.borrow()?;
+        let tick = core.tick.wrapping_add(1);
+        if tick.is_multiple_of(GLOBAL_POLL_INTERVAL) {
+            return Some(None);
+        }
+        let task = match core.queue.pop() {
+            Some(t) => Some(t),
+            None => self.take_from_inject(&mut core),
+        };
+        if task.is_some() {
+            core.tick = tick;
+            core.lifo_polls = 0;
+        }
+        Some(task)
     }
 
     /// Between two polls of a LIFO chain: publishes the fresh tasks below
