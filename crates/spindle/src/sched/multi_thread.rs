@@ -262,8 +262,10 @@ impl Shared {
             return;
         }
         let site = std::panic::Location::caller();
-        if let Some(key) = self.registry.insert(task.raw(), hint, Some(site)) {
-            task.set_registered(key);
+        task.raw().ref_inc(); // the registry's own: the task is not idle
+        match self.registry.insert(task.raw(), hint, Some(site)) {
+            Some(key) => task.set_registered(key),
+            None => task.raw().drop_ref(), // shutting down: not held
         }
     }
 

@@ -43,9 +43,10 @@ pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     /// The task woke itself while running (`yield_now`): run others first.
     fn yield_now(&self, task: Notified);
     /// The task is about to go idle for the first time: keep it findable so
-    /// shutdown can cancel it. Takes a reference and returns where it is
-    /// held on success; `None` when the runtime is shutting down (the poller
-    /// then cancels the task).
+    /// shutdown can cancel it. Returns where it is held on success, and the
+    /// poller's reference then passes to the registry as the task goes idle
+    /// (`State::transition_to_idle`); `None` when the runtime is shutting
+    /// down (the poller then cancels the task).
     fn register(&self, task: RawTask) -> Option<Key>;
     /// The task completed; `true` if the registry still held its reference
     /// (which the caller then drops).
@@ -478,7 +479,8 @@ impl<F: Future, S: Schedule> Harness<F, S> {
     /// shutdown can find it idle), then goes idle, or re-submits it if it
     /// was woken meanwhile, or cancels it if that was asked for.
     fn settle_pending(&self) {
-        if self.registered().is_none() {
+        let registered_now = self.registered().is_none();
+        if registered_now {
             if let Some(key) = self.cell().scheduler.register(self.raw()) {
                 self.cell().header.registered.with_mut(|p| {
                     // SAFETY: only the poller touches `registered`.
@@ -490,11 +492,16 @@ impl<F: Future, S: Schedule> Harness<F, S> {
                 return self.complete();
             }
         }
-        match self.state().transition_to_idle() {
+        match self.state().transition_to_idle(registered_now) {
             ToIdle::Idle => {}
             // SAFETY: the poller's reference became the Notified.
             ToIdle::Notified => self.cell().scheduler.yield_now(Notified(self.raw())),
             ToIdle::Cancel => {
+                if registered_now {
+                    // Still the poller, whose reference the registry was to
+                    // take over: one of its own, as `complete` counts.
+                    self.raw().ref_inc();
+                }
                 self.cancel_stage();
                 self.complete();
             }

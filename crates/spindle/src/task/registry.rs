@@ -121,8 +121,10 @@ impl Registry {
         }
     }
 
-    /// Holds `task` (taking a reference), with where it was spawned if
-    /// known; `None` after `close`.
+    /// Holds `task` by a reference the caller hands over (the poller's, as
+    /// the task goes idle: `State::transition_to_idle`), with where it was
+    /// spawned if known; `None` after `close`, the reference still the
+    /// caller's.
     pub(crate) fn insert(
         &self,
         task: RawTask,
@@ -134,7 +136,6 @@ impl Registry {
         if slab.closed {
             return None;
         }
-        task.ref_inc();
         let slot = match slab.free {
             Some(i) => {
                 slab.free = slab.slots[i].next_vacant();
@@ -224,7 +225,14 @@ mod tests {
         let r = Registry::new(1);
         let tasks: Vec<_> = (0..4).map(|_| inert::task()).collect();
         let raw = |i: usize| tasks[i].1;
-        let keys: Vec<Key> = (0..3).map(|i| r.insert(raw(i), 0, None).unwrap()).collect();
+        // Each insert holds a reference of its own (handed over).
+        let handed = |i: usize| {
+            raw(i).ref_inc();
+            raw(i)
+        };
+        let keys: Vec<Key> = (0..3)
+            .map(|i| r.insert(handed(i), 0, None).unwrap())
+            .collect();
         assert_eq!(r.len(), 3);
         // Vacate the middle then the first slot: the last vacated is reused first.
         assert!(r.remove(raw(1), keys[1]));
@@ -232,9 +240,9 @@ mod tests {
         assert!(r.remove(raw(0), keys[0]));
         raw(0).drop_ref();
         assert_eq!(r.len(), 1);
-        let k3 = r.insert(raw(3), 0, None).unwrap();
+        let k3 = r.insert(handed(3), 0, None).unwrap();
         assert_eq!(k3.slot(), keys[0].slot());
-        let k1 = r.insert(raw(1), 0, None).unwrap();
+        let k1 = r.insert(handed(1), 0, None).unwrap();
         assert_eq!(k1.slot(), keys[1].slot());
         assert_eq!(r.len(), 3);
         // Close: every held task comes back with its reference; later
@@ -246,7 +254,8 @@ mod tests {
         assert_eq!(held, want);
         held.into_iter().for_each(RawTask::drop_ref);
         assert!(!r.remove(raw(2), keys[2]));
-        assert!(r.insert(raw(0), 0, None).is_none());
+        assert!(r.insert(handed(0), 0, None).is_none());
+        raw(0).drop_ref(); // refused: the reference stayed ours
         assert_eq!(r.len(), 0);
         for (notified, raw) in tasks {
             drop(notified); // cancels the task
@@ -259,6 +268,7 @@ mod tests {
         let r = Registry::new(2);
         let (a, b) = (Location::caller(), Location::caller());
         let tasks: Vec<_> = (0..3).map(|_| inert::task()).collect();
+        tasks.iter().for_each(|t| t.1.ref_inc()); // the registry's, handed over
         let k0 = r.insert(tasks[0].1, 0, Some(a)).unwrap();
         r.insert(tasks[1].1, 1, Some(b)).unwrap();
         r.insert(tasks[2].1, 0, Some(b)).unwrap();

@@ -206,16 +206,25 @@ impl State {
     }
 
     /// The future returned `Pending`. On `Idle` the poller's reference is
-    /// dropped in the same step (the registry's keeps the cell alive).
-    pub(crate) fn transition_to_idle(&self) -> ToIdle {
+    /// dropped in the same step (the registry's keeps the cell alive), or,
+    /// when `registered_now` (the task's first `Pending`: the registry has
+    /// just taken it), it becomes the registry's: one atomic step fewer
+    /// than taking a reference for the registry and dropping the poller's.
+    /// On `Notified` the poller's reference becomes the Notified (and
+    /// `registered_now` takes one more, the registry's). On `Cancel` nothing
+    /// changes (the caller, still the poller, then takes the registry's
+    /// reference itself if `registered_now`).
+    pub(crate) fn transition_to_idle(&self, registered_now: bool) -> ToIdle {
         self.update(|s| {
             debug_assert!(s.is(RUNNING), "{s:?}");
             if s.is(CANCELLED) {
                 return (None, ToIdle::Cancel);
             }
             if s.is(NOTIFIED) {
-                // The poller's reference becomes the Notified.
-                (Some(s.0 & !RUNNING), ToIdle::Notified)
+                let registry = if registered_now { REF_ONE } else { 0 };
+                (Some((s.0 & !RUNNING) + registry), ToIdle::Notified)
+            } else if registered_now {
+                (Some(s.0 & !RUNNING), ToIdle::Idle)
             } else {
                 debug_assert!(s.refs() >= 2, "idle task without registry ref: {s:?}");
                 (Some((s.0 & !RUNNING) - REF_ONE), ToIdle::Idle)
@@ -380,7 +389,7 @@ mod tests {
         let st = State::new();
         assert_eq!(st.transition_to_running(), ToRunning::Poll);
         assert_eq!(st.transition_to_notified_by_ref(), Wake::Nothing);
-        assert_eq!(st.transition_to_idle(), ToIdle::Notified);
+        assert_eq!(st.transition_to_idle(false), ToIdle::Notified);
         assert!(st.load().is(NOTIFIED));
     }
 
@@ -400,7 +409,7 @@ mod tests {
         let st = State::new();
         st.transition_to_running();
         st.ref_inc(); // the registry's
-        assert_eq!(st.transition_to_idle(), ToIdle::Idle);
+        assert_eq!(st.transition_to_idle(false), ToIdle::Idle);
         let before = st.load().refs();
         assert_eq!(st.transition_to_cancelled(), Wake::Submit);
         assert_eq!(st.load().refs(), before + 1);
@@ -439,6 +448,27 @@ mod tests {
             st.complete_and_release(1, true),
             Completed::Released { last: true }
         );
+    }
+
+    #[test]
+    fn a_first_idle_hands_the_pollers_reference_to_the_registry() {
+        let st = State::new(); // the Notified's reference and the handle's
+        st.transition_to_running();
+        assert_eq!(st.transition_to_idle(true), ToIdle::Idle);
+        assert_eq!(st.load().refs(), 2, "the poller's is now the registry's");
+        // Woken while running at the first Pending: the poller's reference
+        // becomes the Notified, and the registry gets one of its own.
+        let st = State::new();
+        st.transition_to_running();
+        assert_eq!(st.transition_to_notified_by_ref(), Wake::Nothing);
+        assert_eq!(st.transition_to_idle(true), ToIdle::Notified);
+        assert_eq!(st.load().refs(), 3);
+        // Cancelled: nothing changes.
+        let st = State::new();
+        st.transition_to_running();
+        st.transition_to_cancelled();
+        assert_eq!(st.transition_to_idle(true), ToIdle::Cancel);
+        assert_eq!(st.load().refs(), 2);
     }
 
     #[test]
