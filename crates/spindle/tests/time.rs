@@ -267,6 +267,28 @@ fn a_far_deadline_waits_and_shutdown_frees_the_sleeping_task() {
 }
 
 #[test]
+fn a_sleep_outliving_its_runtime_still_frees_its_timer() {
+    // An armed sleep holds its runtime's driver (`sched/hook.rs`): moved out
+    // of the runtime and dropped on a plain thread after the runtime is
+    // gone, it still reaches the timer it must free (AddressSanitizer and
+    // miri would see a freed driver touched).
+    for (flavour, rt) in common::flavours() {
+        eprintln!("-- on {flavour}");
+        let armed = rt.block_on(async {
+            let mut s = Box::pin(time::sleep(Duration::from_secs(3600)));
+            std::future::poll_fn(|cx| {
+                assert!(std::future::Future::poll(s.as_mut(), cx).is_pending());
+                std::task::Poll::Ready(())
+            })
+            .await;
+            Some(s) // (not the future itself: it is dropped, not awaited)
+        });
+        drop(rt);
+        std::thread::spawn(move || drop(armed)).join().unwrap();
+    }
+}
+
+#[test]
 #[should_panic(expected = "outside a spindle runtime")]
 fn a_sleep_polled_outside_a_runtime_panics_with_advice() {
     let mut s = time::sleep(Duration::from_millis(1));

@@ -1,20 +1,21 @@
 //! `Registration`: one fd on the reactor of the runtime it was created in,
 //! and the retry loop every socket operation goes through (`poll_io`).
 //!
-//! A registration keeps its runtime's driver alive (an `Arc`), so dropping
+//! A registration keeps its runtime's driver alive (a hook, `sched/hook.rs`), so dropping
 //! a socket after its runtime is gone still deregisters cleanly. Events for
 //! it are only dispatched while that runtime runs: a socket used from
 //! another runtime works only as long as its own one is alive.
 
 use super::reactor::{Direction, Source};
 use crate::sched::driver::Driver;
+use crate::sched::hook::Hook;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 pub(crate) struct Registration {
-    driver: Arc<Driver>,
+    driver: Hook<Driver>,
     source: Arc<Source>,
 }
 

@@ -57,6 +57,8 @@ pub(crate) struct DriverCtx {
     /// Hooks for the tasks spawned here (`hook.rs`); its owner is the
     /// runtime's shared state.
     purse: Purse<Shared>,
+    /// Hooks on the driver, for the timers and sockets armed here.
+    driver_purse: Purse<Driver>,
     core: RefCell<Option<Box<Core>>>,
     /// Nesting of inline runs (`run_inline_if_next`).
     inline: InlineRuns,
@@ -207,8 +209,12 @@ impl DriverCtx {
         }
     }
 
-    pub(crate) fn driver(&self) -> (Arc<Driver>, usize) {
-        (self.shared().driver.clone(), 0)
+    pub(crate) fn driver(&self) -> (Hook<Driver>, usize) {
+        (self.driver_purse.hook(), 0)
+    }
+
+    pub(crate) fn driver_purse(&self) -> &Purse<Driver> {
+        &self.driver_purse
     }
 
     fn shared(&self) -> &Arc<Shared> {
@@ -316,6 +322,7 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
     };
     let ctx = DriverCtx {
         purse: Purse::new(shared.clone()),
+        driver_purse: Purse::new(shared.driver.clone()),
         core: RefCell::new(Some(core)),
         inline: InlineRuns::new(None),
     };

@@ -17,6 +17,8 @@
 //!   driver; `time::Sleep` calls it when it arms a new earliest timer
 //!   (`time/timers.rs` has that handshake).
 
+use super::hook::{Owner, Purse, Units};
+use super::{current_core, CoreRef};
 use crate::loom::{AtomicBool, AtomicU64, Ordering::*};
 use crate::time::timers::Timers;
 #[cfg(not(any(loom, miri)))]
@@ -36,6 +38,26 @@ pub(crate) struct Driver {
     /// by the lock holder. The monitor serves the driver only when this has
     /// not moved for a whole round.
     turns: AtomicU64,
+    /// What armed timers and registered sockets hold of the driver
+    /// (`hook.rs`): no `Arc` count per sleep.
+    units: Units,
+}
+
+impl Owner for Driver {
+    fn units(&self) -> &Units {
+        &self.units
+    }
+
+    fn with_local_purse<R>(this: *const Self, f: impl FnOnce(&Purse<Self>) -> R) -> Option<R> {
+        let purse = match current_core() {
+            // SAFETY: CORE points to a live context (set by its guard).
+            CoreRef::Multi(w) => unsafe { &*w }.driver_purse(),
+            // SAFETY: as above.
+            CoreRef::Current(d) => unsafe { &*d }.driver_purse(),
+            CoreRef::None => return None,
+        };
+        std::ptr::eq(crate::loom::Arc::as_ptr(purse.owner()), this).then(|| f(purse))
+    }
 }
 
 /// Holding the driver lock.
@@ -50,6 +72,7 @@ impl Driver {
             waiter: super::park::Parker::new(),
             locked: AtomicBool::new(false),
             turns: AtomicU64::new(0),
+            units: Units::default(),
         })
     }
 

@@ -256,15 +256,19 @@ where
     }
 }
 
-/// The driver of the runtime this thread is in, and the timer shard to arm on.
-pub(crate) fn current_driver() -> Option<(Arc<driver::Driver>, usize)> {
+/// The driver of the runtime this thread is in (a hook on it: `hook.rs`),
+/// and the timer shard to arm on.
+pub(crate) fn current_driver() -> Option<(hook::Hook<driver::Driver>, usize)> {
     match current_core() {
         // SAFETY: CORE points to a context that outlives the guard that set it.
         CoreRef::Multi(w) => Some(unsafe { &*w }.driver()),
         // SAFETY: as above.
         CoreRef::Current(d) => Some(unsafe { &*d }.driver()),
         CoreRef::None => HANDLE
-            .try_with(|h| h.borrow().as_ref().map(|h| (h.driver(), 0)))
+            .try_with(|h| {
+                let h = h.borrow();
+                h.as_ref().map(|h| (hook::Hook::new(&h.driver()), 0))
+            })
             .ok()
             .flatten(),
     }

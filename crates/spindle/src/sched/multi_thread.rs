@@ -135,6 +135,8 @@ pub(crate) struct WorkerCtx {
     /// Hooks for the tasks spawned here (`hook.rs`); its owner is the
     /// runtime's shared state.
     purse: Purse<Shared>,
+    /// Hooks on the driver, for the timers and sockets armed here.
+    driver_purse: Purse<Driver>,
     /// The runtime's spawner for outside threads, for `Handle::current`.
     external: Arc<Spawner>,
     index: usize,
@@ -449,6 +451,7 @@ impl WorkerCtx {
         let stack_size = external.shared.config.stack_size;
         WorkerCtx {
             purse: Purse::new(external.shared.clone()),
+            driver_purse: Purse::new(external.shared.driver.clone()),
             external,
             index,
             inline: InlineRuns::new(stack_size),
@@ -484,8 +487,12 @@ impl WorkerCtx {
     }
 
     /// This runtime's driver, and the timer shard this worker arms on.
-    pub(crate) fn driver(&self) -> (Arc<Driver>, usize) {
-        (self.shared().driver.clone(), self.index)
+    pub(crate) fn driver(&self) -> (Hook<Driver>, usize) {
+        (self.driver_purse.hook(), self.index)
+    }
+
+    pub(crate) fn driver_purse(&self) -> &Purse<Driver> {
+        &self.driver_purse
     }
 
     fn shared(&self) -> &Shared {

@@ -4,8 +4,8 @@
 //! *armed* (`slot` names a wheel entry that holds its waker) → *done*. The
 //! entry is freed when the sleep completes, is reset, or is dropped.
 
-use crate::loom::Arc;
 use crate::sched::driver::Driver;
+use crate::sched::hook::Hook;
 use crate::time::timers::{Armed, Slot};
 use std::future::Future;
 use std::pin::Pin;
@@ -38,7 +38,7 @@ pub struct Sleep {
     /// was reset or dropped. (No "done" flag: a poll after the deadline
     /// finds it passed on the clock; 32 bytes, so that a task sleeping in
     /// it fits a 112-byte cell.)
-    armed: Option<(Arc<Driver>, Slot)>,
+    armed: Option<(Hook<Driver>, Slot)>,
 }
 
 impl Sleep {
