@@ -125,7 +125,10 @@ impl Remote {
     }
 }
 
-/// What a `Handle` holds of this flavour.
+/// What a `Handle` holds of this flavour. Its own allocation, not the
+/// shared state's: a `Weak` of it (the SIGQUIT dump's) dies with the
+/// runtime and its handles, where the tasks' hooks may keep the shared
+/// state itself alive a while longer.
 pub(crate) struct Spawner {
     shared: Arc<Shared>,
 }
