@@ -211,6 +211,35 @@ fn a_single_worker_busy_in_one_poll_is_handed_off_too() {
 }
 
 #[test]
+fn a_poll_spinning_until_its_hidden_child_runs_is_handed_off() {
+    // Two workers, the other one idle: a task spawns a child, which waits in
+    // this worker's fresh tasks (its LIFO slot) for the poll to end, then
+    // spins until the child has run. Nobody else can see the child; only
+    // the monitor's hand-off of the busy worker's core (HIDDEN_FACTOR
+    // thresholds) lets it run.
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(2)
+        .build()
+        .unwrap();
+    let ran = rt.block_on(async {
+        spindle::spawn(async {
+            let flag = Arc::new(AtomicBool::new(false));
+            let f = flag.clone();
+            drop(spindle::spawn(async move { f.store(true, SeqCst) }));
+            let start = Instant::now();
+            while !flag.load(SeqCst) && start.elapsed() < Duration::from_secs(30) {
+                std::hint::spin_loop();
+            }
+            flag.load(SeqCst)
+        })
+        .await
+        .unwrap()
+    });
+    assert!(ran, "the hidden child never ran");
+    assert!(rt.metrics().handoffs >= 1);
+}
+
+#[test]
 fn block_in_place_hands_the_worker_off_at_once() {
     let (beats, ms, m) = heartbeat_while_blocked(
         spindle::Builder::new_multi_thread().handoff_after(None),

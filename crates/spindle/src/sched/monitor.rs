@@ -24,10 +24,17 @@
 //!   threshold, and only where others cannot reach what waits behind it:
 //!   its ring holds tasks that nobody took over the last round, or every
 //!   worker is inside a long poll (a single worker always is), or some
-//!   worker sleeps (it may lack the busy worker's fresh tasks, which only
-//!   that thread sees; and a CPU is free for the new thread). Otherwise the
-//!   hand-off only adds a thread competing for the same cores, and sends
-//!   every later spawn of the busy poll through the injector.
+//!   worker sleeps while the busy one hides fresh tasks that only its
+//!   thread sees (`WorkerCounters::hides_fresh`; a CPU is free for the new
+//!   thread then; only after `HIDDEN_FACTOR` thresholds, as there are few
+//!   such tasks). Otherwise the hand-off only adds a thread competing for
+//!   the same cores, and sends every later spawn of the busy poll through
+//!   the injector: a spawn loop publishes its tasks as it goes while a
+//!   worker idles, so a worker that sleeps a moment beside it is no reason
+//!   (spawn_1m was handed off in every run of a slow hour, and took
+//!   1.5-3x as long). Each of these must hold `HOG_CONFIRM` rounds in a
+//!   row: a vCPU its host stalls for a round makes any of them true for
+//!   that round.
 //! - serves due timers and ready I/O when nobody took a turn at the driver
 //!   for a whole round (every worker inside a long poll; busy workers with
 //!   short polls take turns every few dozen polls, and a parked worker waits
@@ -54,8 +61,22 @@ const MAX_ROUND: Duration = Duration::from_millis(10);
 /// finds nothing to do (each one takes a CPU from a worker for a moment),
 /// for at most this many rounds more before a blocking poll is noticed.
 const BUSY_BACKOFF: u32 = 4;
-/// A running (not blocked) thread is retaken after this many thresholds.
+/// A running (not blocked) thread is retaken after this many thresholds
+/// when tasks queued behind it wait (its ring untouched, or every worker
+/// inside a long poll),
 const HOG_FACTOR: u32 = 20;
+/// or after this many when only its fresh tasks are hidden from a sleeping
+/// worker: at most `fresh::CAPACITY - 1` of them, which the busy poll
+/// often runs itself in the end (a loop that spawned them and now joins),
+/// so a new thread for them is mostly waste (spawn_1m: 0.74x the time
+/// without hog hand-offs in 11 alternating runs, at a factor of 20).
+const HIDDEN_FACTOR: u32 = 100;
+/// ... and once what waits behind it has been out of others' reach this
+/// many rounds in a row: a virtual machine's vCPU stalled by its host for a
+/// round looks like all of that for a moment (on this project's VM, spawn
+/// loops were handed off in every run of a slow hour, each run then
+/// taking 1.5-3x as long).
+const HOG_CONFIRM: u32 = 3;
 
 /// The monitor thread's body; returns at runtime shutdown.
 pub(crate) fn run(shared: Arc<Shared>) {
@@ -66,6 +87,8 @@ pub(crate) fn run(shared: Arc<Shared>) {
     let mut seen = vec![(u64::MAX, Instant::now()); n];
     // Per stuck worker: when its CPU time was first sampled, and that time.
     let mut probe: Vec<Option<(Instant, u64)>> = vec![None; n];
+    // Per stuck worker: rounds in a row its queued work looked out of reach.
+    let mut unreachable_rounds = vec![0u32; n];
     // Per worker: its ring's `taken` count last round.
     let mut ring_taken = vec![0u32; n];
     // This round's look at each worker: its thread's lending slot, whether a
@@ -114,6 +137,7 @@ pub(crate) fn run(shared: Arc<Shared>) {
             if !lent || polls != seen[i].0 {
                 seen[i] = (polls, now);
                 probe[i] = None;
+                unreachable_rounds[i] = 0;
                 busy |= lent;
                 continue;
             }
@@ -136,15 +160,22 @@ pub(crate) fn run(shared: Arc<Shared>) {
                         }
                     };
                     // Busy this long: hand off only what others cannot reach.
-                    blocked
-                        || (stuck >= t * HOG_FACTOR
-                            && (ring_untouched || all_stuck || shared.sleeping_workers() > 0))
+                    let hidden_from_sleepers = stuck >= t * HIDDEN_FACTOR
+                        && shared.sleeping_workers() > 0
+                        && remote.counters.hides_fresh.load(Relaxed);
+                    let unreachable = &mut unreachable_rounds[i];
+                    *unreachable = match ring_untouched || all_stuck || hidden_from_sleepers {
+                        true => *unreachable + 1,
+                        false => 0,
+                    };
+                    blocked || (stuck >= t * HOG_FACTOR && *unreachable >= HOG_CONFIRM)
                 }
                 _ => false,
             };
             if due && Shared::retake(&shared, i) {
                 seen[i] = (polls, now);
                 probe[i] = None;
+                unreachable_rounds[i] = 0;
             }
         }
         // Served by somebody else since the last round: nothing to do (a

@@ -548,6 +548,7 @@ impl WorkerCtx {
             self.push_to_ring(queue, t);
             spilled = true;
         });
+        self.note_hidden(core);
         if spilled {
             self.shared().notify_parked();
         } else if why == Queued::Spawned && core.fresh.len() > 1 && self.shared().idle.any_idle() {
@@ -574,7 +575,18 @@ impl WorkerCtx {
         while let Some(task) = core.fresh.pop_below_top() {
             self.push_to_ring(&mut core.queue, task);
         }
+        self.note_hidden(core);
         self.shared().notify_parked();
+    }
+
+    /// Tells the monitor whether fresh tasks are hidden from other workers
+    /// now (`WorkerCounters::hides_fresh`; the top one too: it waits for
+    /// the poll's end). Called wherever the fresh stack grows or is
+    /// published; where it shrinks otherwise, a stale `true` is harmless.
+    fn note_hidden(&self, core: &Core) {
+        self.counters()
+            .hides_fresh
+            .store(!core.fresh.is_empty(), Relaxed);
     }
 
     /// The run loop; returns the core at shutdown, or `None` once this
