@@ -55,6 +55,21 @@ rt_test! {
 }
 
 rt_test! {
+    fn a_sleep_first_polled_after_its_deadline_still_completes() {
+        // Its first poll files the passed deadline without reading the
+        // clock (`time/sleep.rs`): the wheel finds it due, or the driver's
+        // next turn fires it. It must complete, never early.
+        let deadline = Instant::now() + Duration::from_millis(1);
+        let s = time::sleep_until(deadline);
+        let late = time::sleep(Duration::from_millis(1));
+        std::thread::sleep(Duration::from_millis(5)); // both deadlines pass
+        s.await;
+        late.await;
+        assert!(Instant::now() >= deadline);
+    }
+}
+
+rt_test! {
     fn a_dropped_sleep_frees_its_timer_and_never_wakes_anything() {
         let before = spindle::Handle::current().metrics().timers;
         let mut sleeps: Vec<_> = (0..1000).map(|_| time::sleep(Duration::from_secs(3600))).collect();
