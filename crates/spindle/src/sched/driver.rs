@@ -211,4 +211,54 @@ mod loom_model {
             driver.timers.remove(near_slot);
         });
     }
+
+    /// As above, with the new timer not the earliest when it is armed: an
+    /// earlier one is due and fires in the driver's turn, which resets the
+    /// wake-up hint while the arming thread may read the old, lower one
+    /// and skip its `fetch_min` (`time/timers.rs`). The turn's scan must
+    /// then see the new timer, or the driver would sleep past it.
+    #[test]
+    fn a_timer_armed_behind_one_that_fires_is_not_missed() {
+        loom::model(|| {
+            let driver = Arc::new(Driver::new(2).unwrap());
+            let base = Instant::now();
+            let near = base + Duration::from_secs(60);
+            let far = base + Duration::from_secs(3600);
+            let Armed::Filed { slot: far_slot, .. } = driver.timers.arm(0, far, Waker::noop())
+            else {
+                panic!("far timer not filed")
+            };
+            let Armed::Filed { .. } =
+                driver
+                    .timers
+                    .arm(0, base + Duration::from_millis(1), Waker::noop())
+            else {
+                panic!("early timer not filed")
+            };
+            std::thread::sleep(Duration::from_millis(2)); // the early one is due
+            let d = driver.clone();
+            let arming = thread::spawn(move || match d.timers.arm(1, near, Waker::noop()) {
+                Armed::Filed { slot, notify } => {
+                    if notify {
+                        d.notify();
+                    }
+                    slot
+                }
+                _ => panic!("near timer not filed"),
+            });
+            let guard = driver.try_lock().unwrap();
+            guard.dispatch();
+            let sleep_for = driver.timers.until_next();
+            drop(guard);
+            let near_slot = arming.join().unwrap();
+            let covered =
+                sleep_for.is_some_and(|t| Instant::now() + t <= near + Duration::from_millis(1));
+            assert!(
+                covered || driver.waiter.take_notification(),
+                "the driver would sleep past the new timer without being told"
+            );
+            driver.timers.remove(far_slot);
+            driver.timers.remove(near_slot);
+        });
+    }
 }

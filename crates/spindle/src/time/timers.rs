@@ -10,7 +10,16 @@
 //!   filing under the shard lock. Either the insert's `fetch_min` comes
 //!   after the store (and survives it), or its shard unlock came before the
 //!   scan's lock of that shard (and the scan sees the timer): the hint is
-//!   never above the earliest armed timer once both are done.
+//!   never above the earliest armed timer once both are done. An insert
+//!   first *loads* `next` and skips the `fetch_min` when the hint is
+//!   already at or below its tick (most timers are not the earliest: one
+//!   locked instruction fewer per sleep). The skip keeps the argument
+//!   (both are SeqCst): if our load comes after the store of `u64::MAX` in
+//!   the SeqCst order, it reads that value or a later one, at or below our
+//!   tick only if some insert or scan lowered it since; if it comes
+//!   before, the scan's lock of our shard cannot have come before our
+//!   lock (the store would then happen before our load), so the scan sees
+//!   the timer.
 //! - An insert that lowers `next` notifies the driver (sticky: a notify
 //!   before the driver blocks makes that block return at once). The parked
 //!   driver computed its timeout from `next`, so a timer earlier than that
@@ -99,7 +108,9 @@ impl Timers {
             Ok(key) => key,
             Err(_) => return Armed::Due,
         };
-        let notify = when < self.next.fetch_min(when, SeqCst);
+        // SeqCst load: see the module docs (a skip must not miss the
+        // driver's reset of the hint).
+        let notify = when < self.next.load(SeqCst) && when < self.next.fetch_min(when, SeqCst);
         Armed::Filed {
             slot: Slot {
                 shard: shard as u32,
