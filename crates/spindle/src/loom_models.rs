@@ -114,6 +114,20 @@ pub(crate) fn join<T>(mut h: JoinHandle<T>) -> Result<T, crate::JoinError> {
     }
 }
 
+/// A loom thread that waits for a waker to show up in `slot`, then hands
+/// it to `f` (wake it, drop it), racing whatever the test does meanwhile.
+fn on_waker(
+    slot: Arc<Mutex<Option<std::task::Waker>>>,
+    f: impl FnOnce(std::task::Waker) + Send + 'static,
+) -> thread::JoinHandle<()> {
+    thread::spawn(move || loop {
+        if let Some(w) = lock(&slot).take() {
+            return f(w);
+        }
+        thread::yield_now();
+    })
+}
+
 /// Counts its drops into the shared counter.
 struct D(Arc<AtomicUsize>);
 
@@ -129,16 +143,8 @@ fn task_wake_while_running_is_not_lost() {
         let sched = TestSched::default();
         let (fut, slot) = PendingOnce::new();
         let (n, h) = sched.spawn(fut);
-        let waker_thread = thread::spawn(move || {
-            // Wake as soon as the waker exists (maybe while still running).
-            loop {
-                if let Some(w) = lock(&slot).take() {
-                    w.wake();
-                    break;
-                }
-                thread::yield_now();
-            }
-        });
+        // Wake as soon as the waker exists (maybe while still running).
+        let waker_thread = on_waker(slot, std::task::Waker::wake);
         n.run();
         waker_thread.join().unwrap();
         // Exactly one Notified must exist now: the wake was not lost.
@@ -166,13 +172,8 @@ fn task_wake_racing_completion_is_a_no_op() {
         let sched = TestSched::default();
         let slot = Arc::new(Mutex::new(None));
         let (n, h) = sched.spawn(GrabWaker(slot.clone()));
-        let t = thread::spawn(move || loop {
-            if let Some(w) = lock(&slot).take() {
-                w.wake(); // racing the completion of the poll that made it
-                break;
-            }
-            thread::yield_now();
-        });
+        // Wakes racing the completion of the poll that made the waker.
+        let t = on_waker(slot.clone(), std::task::Waker::wake);
         n.run();
         t.join().unwrap();
         assert!(sched.pop().is_none(), "a completed task was scheduled");
@@ -256,13 +257,7 @@ fn task_joiner_alone_racing_a_wake_from_its_waker() {
         let sched = TestSched::default();
         let slot = Arc::new(Mutex::new(None));
         let (n, h) = sched.spawn(GrabWaker(slot.clone()));
-        let t = thread::spawn(move || loop {
-            if let Some(w) = lock(&slot).take() {
-                w.wake();
-                break;
-            }
-            thread::yield_now();
-        });
+        let t = on_waker(slot.clone(), std::task::Waker::wake);
         assert_eq!(run_for_handle(n, h).unwrap(), 5);
         t.join().unwrap();
         assert!(sched.pop().is_none(), "a completed task was scheduled");
@@ -288,13 +283,8 @@ fn task_joiner_alone_racing_a_waker_drop_frees_once() {
         let sched = TestSched::default();
         let slot = Arc::new(Mutex::new(None));
         let (n, h) = sched.spawn(GrabWakerThen(slot.clone(), Some(D(drops.clone()))));
-        let t = thread::spawn(move || loop {
-            if let Some(w) = lock(&slot).take() {
-                drop(w); // the last reference but the joiner's two, maybe
-                break;
-            }
-            thread::yield_now();
-        });
+        // Drops the last reference but the joiner's two, maybe.
+        let t = on_waker(slot.clone(), drop);
         let d = run_for_handle(n, h).unwrap();
         assert_eq!(
             drops.load(SeqCst),

@@ -171,94 +171,72 @@ mod loom_model {
     use std::task::Waker;
     use std::time::{Duration, Instant};
 
-    /// A timer armed while the driver fires timers and computes how long
-    /// to sleep: either the driver's wake-up hint covers the new timer, or
-    /// the driver was notified (its wait would return at once). Otherwise
-    /// the timer would fire late by up to the old timeout.
+    /// Files a timer for `at` (or panics), and says whether it must notify
+    /// the driver (only the racing arm does: a notification left over from
+    /// the set-up would make every model pass).
+    fn file(driver: &Driver, shard: usize, at: Instant) -> (crate::time::timers::Slot, bool) {
+        match driver.timers.arm(shard, at, Waker::noop()) {
+            Armed::Filed { slot, notify } => (slot, notify),
+            _ => panic!("timer not filed"),
+        }
+    }
+
+    /// Arms a timer 60 s from `base` on another thread while the driver
+    /// takes its turn (fires what is due, computes how long to sleep):
+    /// either the driver's wake-up hint covers the new timer, or the driver
+    /// was notified (its wait would return at once). Otherwise the timer
+    /// would fire late by up to the old timeout.
+    fn arm_during_a_turn(driver: Arc<Driver>, base: Instant) {
+        let near = base + Duration::from_secs(60);
+        let d = driver.clone();
+        let arming = thread::spawn(move || {
+            let (slot, notify) = file(&d, 1, near);
+            if notify {
+                d.notify();
+            }
+            slot
+        });
+        let guard = driver.try_lock().unwrap();
+        guard.dispatch();
+        let sleep_for = driver.timers.until_next();
+        drop(guard);
+        let near_slot = arming.join().unwrap();
+        let covered =
+            sleep_for.is_some_and(|t| Instant::now() + t <= near + Duration::from_millis(1));
+        assert!(
+            covered || driver.waiter.take_notification(),
+            "the driver would sleep past the new timer without being told"
+        );
+        driver.timers.remove(near_slot);
+    }
+
+    /// The new timer is the earliest when it is armed.
     #[test]
     fn a_timer_armed_during_the_drivers_turn_is_not_missed() {
         loom::model(|| {
             let driver = Arc::new(Driver::new(2).unwrap());
             let base = Instant::now();
-            let far = base + Duration::from_secs(3600);
-            let near = base + Duration::from_secs(60);
-            let Armed::Filed { slot: far_slot, .. } = driver.timers.arm(0, far, Waker::noop())
-            else {
-                panic!("far timer not filed")
-            };
-            let d = driver.clone();
-            let arming = thread::spawn(move || match d.timers.arm(1, near, Waker::noop()) {
-                Armed::Filed { slot, notify } => {
-                    if notify {
-                        d.notify();
-                    }
-                    slot
-                }
-                _ => panic!("near timer not filed"),
-            });
-            let guard = driver.try_lock().unwrap();
-            guard.dispatch();
-            let sleep_for = driver.timers.until_next();
-            drop(guard);
-            let near_slot = arming.join().unwrap();
-            let covered =
-                sleep_for.is_some_and(|t| Instant::now() + t <= near + Duration::from_millis(1));
-            assert!(
-                covered || driver.waiter.take_notification(),
-                "the driver would sleep past the new timer without being told"
-            );
-            driver.timers.remove(far_slot);
-            driver.timers.remove(near_slot);
+            let (far, _) = file(&driver, 0, base + Duration::from_secs(3600));
+            arm_during_a_turn(driver.clone(), base);
+            driver.timers.remove(far);
         });
     }
 
-    /// As above, with the new timer not the earliest when it is armed: an
-    /// earlier one is due and fires in the driver's turn, which resets the
-    /// wake-up hint while the arming thread may read the old, lower one
-    /// and skip its `fetch_min` (`time/timers.rs`). The turn's scan must
-    /// then see the new timer, or the driver would sleep past it.
+    /// The new timer is not the earliest when it is armed: an earlier one
+    /// is due and fires in the driver's turn, which resets the wake-up hint
+    /// while the arming thread may read the old, lower one and skip its
+    /// `fetch_min` (`time/timers.rs`). The turn's scan must then see the
+    /// new timer, or the driver would sleep past it.
     #[test]
     fn a_timer_armed_behind_one_that_fires_is_not_missed() {
         loom::model(|| {
             let driver = Arc::new(Driver::new(2).unwrap());
             let base = Instant::now();
-            let near = base + Duration::from_secs(60);
-            let far = base + Duration::from_secs(3600);
-            let Armed::Filed { slot: far_slot, .. } = driver.timers.arm(0, far, Waker::noop())
-            else {
-                panic!("far timer not filed")
-            };
-            let Armed::Filed { .. } =
-                driver
-                    .timers
-                    .arm(0, base + Duration::from_millis(1), Waker::noop())
-            else {
-                panic!("early timer not filed")
-            };
+            let (far, _) = file(&driver, 0, base + Duration::from_secs(3600));
+            file(&driver, 0, base + Duration::from_millis(1));
             std::thread::sleep(Duration::from_millis(2)); // the early one is due
-            let d = driver.clone();
-            let arming = thread::spawn(move || match d.timers.arm(1, near, Waker::noop()) {
-                Armed::Filed { slot, notify } => {
-                    if notify {
-                        d.notify();
-                    }
-                    slot
-                }
-                _ => panic!("near timer not filed"),
-            });
-            let guard = driver.try_lock().unwrap();
-            guard.dispatch();
-            let sleep_for = driver.timers.until_next();
-            drop(guard);
-            let near_slot = arming.join().unwrap();
-            let covered =
-                sleep_for.is_some_and(|t| Instant::now() + t <= near + Duration::from_millis(1));
-            assert!(
-                covered || driver.waiter.take_notification(),
-                "the driver would sleep past the new timer without being told"
-            );
-            driver.timers.remove(far_slot);
-            driver.timers.remove(near_slot);
+            arm_during_a_turn(driver.clone(), base);
+            driver.timers.remove(far);
         });
     }
 }
