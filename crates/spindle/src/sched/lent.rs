@@ -149,9 +149,8 @@ pub(crate) struct Borrowed<'a, C = Core> {
 impl<C> Deref for Borrowed<'_, C> {
     type Target = C;
     fn deref(&self) -> &C {
-        // SAFETY: while `busy` is set and the core was seen in the slot, no
-        // taker uses it (it waits for the borrow's end), and only this
-        // thread borrows.
+        // SAFETY: seen in the slot with `busy` set, so no taker uses the
+        // core until this borrow ends, and only this thread borrows.
         unsafe { self.core.as_ref() }
     }
 }

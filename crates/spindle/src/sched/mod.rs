@@ -317,7 +317,7 @@ pub(crate) unsafe fn run_inline_if_next(task: crate::task::RawTask, dst: *mut ()
         // SAFETY: CORE points to a live context (set by its guard); the
         // rest is forwarded from the caller.
         CoreRef::Multi(w) => unsafe { (*w).run_inline_if_next(task, dst) },
-        // SAFETY: as above.
+        // SAFETY: as for `Multi`.
         CoreRef::Current(d) => unsafe { (*d).run_inline_if_next(task, dst) },
         CoreRef::None => false,
     }
