@@ -132,3 +132,60 @@ fn select_loop_on_runtime() {
         });
     }
 }
+
+/// Bursts into a ring read by far more parked receivers than CPUs, with
+/// pauses that let them all park again: the capped wake-ups in flight
+/// (`chan/waiters.rs`) must still bring every message to some receiver,
+/// and close must still end every receiver. Sums and counts checked; a
+/// lost wake-up shows as a hang.
+#[test]
+fn bursts_into_a_ring_with_many_parked_receivers() {
+    for (name, rt) in runtimes() {
+        let (count, sum, bursts) = rt.block_on(async {
+            let (tx, rx) = chan::bounded::<u64>(16);
+            let receivers: Vec<_> = (0..64)
+                .map(|_| {
+                    let rx = rx.clone();
+                    spindle::spawn(async move {
+                        let (mut n, mut sum) = (0u64, 0u64);
+                        while let Ok(v) = rx.recv().await {
+                            n += 1;
+                            sum += v;
+                        }
+                        (n, sum)
+                    })
+                })
+                .collect();
+            // A thread among them, parking through the same list.
+            let thread_rx = rx.clone();
+            let thread = std::thread::spawn(move || {
+                let (mut n, mut sum) = (0u64, 0u64);
+                while let Ok(v) = thread_rx.recv_blocking() {
+                    n += 1;
+                    sum += v;
+                }
+                (n, sum)
+            });
+            drop(rx);
+            let bursts = scale(300) as u64;
+            let mut next = 1u64;
+            for b in 0..bursts {
+                for _ in 0..=(b % 24) {
+                    tx.send(next).await.unwrap();
+                    next += 1;
+                }
+                spindle::time::sleep(std::time::Duration::from_micros(50)).await;
+            }
+            drop(tx);
+            let (mut count, mut sum) = thread.join().unwrap();
+            for r in receivers {
+                let (n, s) = r.await.unwrap();
+                count += n;
+                sum += s;
+            }
+            (count, sum, next - 1)
+        });
+        assert_eq!(count, bursts, "{name}");
+        assert_eq!(sum, bursts * (bursts + 1) / 2, "{name}");
+    }
+}

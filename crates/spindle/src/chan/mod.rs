@@ -56,7 +56,7 @@ mod waiters;
 use std::fmt;
 use std::future::Future;
 use std::pin::{pin, Pin};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 #[cfg(not(loom))]
 use std::time::{Duration, Instant};
 
@@ -166,13 +166,20 @@ pub fn rendezvous<T>() -> (Sender<T>, Receiver<T>) {
 }
 
 fn new<T>(flavor: Flavor<T>, policy: Policy) -> (Sender<T>, Receiver<T>) {
+    // The ring's wait lists are signalled through flags, which lets them
+    // cap the wake-ups in flight (`waiters.rs`).
+    let waiters = || match flavor {
+        Flavor::Array(_) => WaitList::limited(),
+        Flavor::List(_) | Flavor::Zero(_) => WaitList::new(),
+    };
+    let (send_waiters, recv_waiters) = (waiters(), waiters());
     let chan = Arc::new(Chan {
         flavor,
         policy,
         senders: AtomicUsize::new(1),
         receivers: AtomicUsize::new(1),
-        send_waiters: WaitList::new(),
-        recv_waiters: WaitList::new(),
+        send_waiters,
+        recv_waiters,
     });
     (
         Sender {
@@ -418,6 +425,21 @@ impl<T> Chan<T> {
         }
     }
 
+    /// Parks a receive (the ring was empty), after nudging the senders:
+    /// if every wake-up slot of theirs is taken while the ring is empty,
+    /// those woken are not running (`waiters.rs`, the valve).
+    fn park_recv(&self, key: &mut Option<usize>, waker: &Waker) {
+        self.send_waiters.nudge();
+        self.recv_waiters.register(key, waker, self.recv_signal());
+    }
+
+    /// Parks a send (the ring was full), after nudging the receivers as
+    /// [`Chan::park_recv`] nudges the senders.
+    fn park_send(&self, key: &mut Option<usize>, waker: &Waker) {
+        self.recv_waiters.nudge();
+        self.send_waiters.register(key, waker, self.send_signal());
+    }
+
     /// Gives up a receive that has not completed (its future dropped).
     fn abandon_recv(&self, key: &mut Option<usize>) {
         match &self.flavor {
@@ -511,10 +533,7 @@ impl<T> Chan<T> {
             if registered || select::probing() {
                 return Poll::Pending;
             }
-            registered = wait_step(&mut backoff, || {
-                self.recv_waiters
-                    .register(key, cx.waker(), self.recv_signal())
-            });
+            registered = wait_step(&mut backoff, || self.park_recv(key, cx.waker()));
         }
     }
 
@@ -554,10 +573,7 @@ impl<T> Chan<T> {
                     self.recv_done(key);
                     return Poll::Ready(Err(RecvError));
                 }
-                Err(TryRecvError::Empty) if round == 0 => {
-                    self.recv_waiters
-                        .register(key, cx.waker(), self.recv_signal());
-                }
+                Err(TryRecvError::Empty) if round == 0 => self.park_recv(key, cx.waker()),
                 Err(TryRecvError::Empty) => {}
             }
         }
@@ -629,10 +645,7 @@ impl<T> Chan<T> {
             if registered || select::probing() {
                 return Poll::Pending;
             }
-            registered = wait_step(&mut backoff, || {
-                self.send_waiters
-                    .register(key, cx.waker(), self.send_signal())
-            });
+            registered = wait_step(&mut backoff, || self.park_send(key, cx.waker()));
         }
     }
 
@@ -760,8 +773,7 @@ impl<T> Chan<T> {
                     return Poll::Pending;
                 }
                 // Register, then re-check on the next round.
-                self.send_waiters
-                    .register(key, cx.waker(), self.send_signal());
+                self.park_send(key, cx.waker());
                 *registered = true;
             }
         }
@@ -1423,6 +1435,41 @@ mod tests {
         assert_eq!(rx.chan.recv_waiters.waiting(), 0);
         assert_eq!(rx2.chan.recv_waiters.waiting(), 0);
         assert!(!super::select::probing());
+    }
+
+    /// The ring caps its wake-ups in flight (`waiters.rs`). Receives that
+    /// were woken but are never polled again hold every slot: later sends
+    /// wake nobody, until a send that finds the ring full nudges the next
+    /// parked receiver past the cap. That receiver (a thread here) then gets
+    /// every message; without the nudge it would sleep beside a full ring
+    /// and the sender beside it.
+    #[test]
+    fn woken_receives_set_aside_do_not_strand_the_other_receivers() {
+        let limit = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (tx, rx) = bounded::<u32>(4);
+        let mut held: Vec<_> = (0..limit).map(|_| Box::pin(rx.recv())).collect();
+        for r in &mut held {
+            assert!(poll_once(r.as_mut()).is_pending());
+        }
+        let rx2 = rx.clone();
+        let receiver = std::thread::spawn(move || {
+            (0..20)
+                .map(|_| rx2.recv_timeout_blocking(Duration::from_secs(60)).unwrap())
+                .sum::<u32>()
+        });
+        while rx.chan.recv_waiters.waiting() < limit + 1 {
+            std::thread::yield_now();
+        }
+        // The first sends wake the set-aside receives (each to be polled
+        // "soon"), then the cap absorbs the rest; the fifth finds the ring
+        // full and nudges.
+        for v in 0..20 {
+            let sent = tx.send_timeout_blocking(v, Duration::from_secs(60));
+            assert!(sent.is_ok(), "send {v} stranded beside a full ring");
+        }
+        assert_eq!(receiver.join().unwrap(), (0..20).sum());
+        assert_eq!(rx.chan.recv_waiters.waiting(), 0);
+        drop(held);
     }
 
     /// Rendezvous, as Go's: a send that finds a parked receiver hands the
