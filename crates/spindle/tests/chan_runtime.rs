@@ -141,7 +141,7 @@ fn select_loop_on_runtime() {
 #[test]
 fn bursts_into_a_ring_with_many_parked_receivers() {
     for (name, rt) in runtimes() {
-        let (count, sum, bursts) = rt.block_on(async {
+        let (count, sum, sent) = rt.block_on(async {
             let (tx, rx) = chan::bounded::<u64>(16);
             let receivers: Vec<_> = (0..64)
                 .map(|_| {
@@ -185,7 +185,7 @@ fn bursts_into_a_ring_with_many_parked_receivers() {
             }
             (count, sum, next - 1)
         });
-        assert_eq!(count, bursts, "{name}");
-        assert_eq!(sum, bursts * (bursts + 1) / 2, "{name}");
+        assert_eq!(count, sent, "{name}");
+        assert_eq!(sum, sent * (sent + 1) / 2, "{name}");
     }
 }
