@@ -1440,35 +1440,44 @@ mod tests {
     /// The ring caps its wake-ups in flight (`waiters.rs`). Receives that
     /// were woken but are never polled again hold every slot: later sends
     /// wake nobody, until a send that finds the ring full nudges the next
-    /// parked receiver past the cap. That receiver (a thread here) then gets
-    /// every message; without the nudge it would sleep beside a full ring
+    /// parked receiver past the cap. That receiver (a thread here) then
+    /// drains the ring; without the nudge it would sleep beside a full ring
     /// and the sender beside it.
     #[test]
-    fn woken_receives_set_aside_do_not_strand_the_other_receivers() {
+    fn woken_receives_set_aside_do_not_strand_a_full_ring() {
         let limit = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let (tx, rx) = bounded::<u32>(4);
+        // Room for more messages than the cap: the first `limit` sends
+        // wake the set-aside receives, the next ones wake nobody.
+        let cap = limit + 4;
+        let (tx, rx) = bounded::<usize>(cap);
         let mut held: Vec<_> = (0..limit).map(|_| Box::pin(rx.recv())).collect();
         for r in &mut held {
             assert!(poll_once(r.as_mut()).is_pending());
         }
         let rx2 = rx.clone();
         let receiver = std::thread::spawn(move || {
-            (0..20)
-                .map(|_| rx2.recv_timeout_blocking(Duration::from_secs(60)).unwrap())
-                .sum::<u32>()
+            // No deadline here: a receive that times out takes what it
+            // finds on the way out, which would hide a stranded ring.
+            (0..cap)
+                .map(|_| rx2.recv_blocking().unwrap())
+                .sum::<usize>()
         });
         while rx.chan.recv_waiters.waiting() < limit + 1 {
             std::thread::yield_now();
         }
-        // The first sends wake the set-aside receives (each to be polled
-        // "soon"), then the cap absorbs the rest; the fifth finds the ring
-        // full and nudges.
-        for v in 0..20 {
-            let sent = tx.send_timeout_blocking(v, Duration::from_secs(60));
-            assert!(sent.is_ok(), "send {v} stranded beside a full ring");
+        for v in 0..cap {
+            tx.try_send(v).unwrap();
         }
-        assert_eq!(receiver.join().unwrap(), (0..20).sum());
-        assert_eq!(rx.chan.recv_waiters.waiting(), 0);
+        assert_eq!(
+            rx.chan.recv_waiters.waiting(),
+            1,
+            "only the thread is still parked"
+        );
+        // The ring is full: this send parks, nudging the thread first.
+        let sent = tx.send_timeout_blocking(cap, Duration::from_secs(60));
+        assert!(sent.is_ok(), "the send stranded beside a full ring");
+        assert_eq!(receiver.join().unwrap(), (0..cap).sum());
+        assert_eq!(rx.try_recv(), Ok(cap));
         drop(held);
     }
 

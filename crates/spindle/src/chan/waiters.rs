@@ -57,10 +57,14 @@
 //!   lock and before its owner re-checks the channel, by the entry whose
 //!   leaving frees a slot while waiters are linked.
 //! - The cost: a woken operation that is neither polled nor dropped holds
-//!   its slot. A waiter about to park on the *other* side (a sender finding
-//!   the ring full, a receiver finding it empty) therefore wakes one waiter
-//!   past the limit ([`WaitList::nudge`]): messages cannot pile up to a full
-//!   ring beside sleeping receivers.
+//!   its slot; with `limit` of them the list stays saturated and its other
+//!   waiters are woken only by the valve: a waiter about to park on the
+//!   *other* side (a sender finding the ring full, a receiver finding it
+//!   empty) wakes one waiter past the limit ([`WaitList::nudge`]). So
+//!   messages cannot pile up to a full ring beside sleeping receivers, but
+//!   fewer than a ringful can sit there while those operations stay
+//!   unpolled and no sender parks (without the cap, one message per such
+//!   operation could).
 //!
 //! Locking contract: the mutex protects the slab only; wakers are always
 //! woken after the lock is released (a waker may run arbitrary code).
