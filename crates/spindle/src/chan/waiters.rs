@@ -246,12 +246,15 @@ impl WaitList {
         s.entries[k].waker.take()
     }
 
-    /// An entry leaves `Notified`.
-    fn unnotify(&self, s: &mut Slab) {
-        if s.pending == self.limit {
+    /// An entry leaves `Notified`; returns whether that frees the last
+    /// taken wake-up slot (the list was saturated and is no longer).
+    fn unnotify(&self, s: &mut Slab) -> bool {
+        let ends_saturation = s.pending == self.limit;
+        if ends_saturation {
             self.saturated.store(false, Ordering::Relaxed);
         }
         s.pending -= 1;
+        ends_saturation
     }
 
     /// Whether a notify would wake someone now: a waiter is linked and a
@@ -333,9 +336,8 @@ impl WaitList {
                 signal.lower();
             }
         } else if notified {
-            let was_saturated = s.pending == self.limit;
-            self.unnotify(&mut s);
-            if was_saturated && s.head != NIL {
+            let slot_freed = self.unnotify(&mut s);
+            if slot_freed && s.head != NIL {
                 // A slot is free again while waiters are linked: the flag
                 // goes up before our caller re-checks the channel (the
                 // baton in `Chan::recv_done`), so a claim either sees the
