@@ -333,9 +333,11 @@ impl<Fut: Future, E> Future for ScopeFuture<Fut, E> {
         Poll::Ready(match failure {
             Some(Failure::Panic(p)) => Err(ScopeError::Task(JoinError::panic(p))),
             Some(Failure::Failed(e)) => Err(ScopeError::Failed(e)),
+            // A cancel gives `Cancelled` even when the body had finished:
+            // children were cut short all the same.
             None => match this.output.take() {
-                Some(v) => Ok(v),
-                None => Err(ScopeError::Task(JoinError::cancelled())),
+                Some(v) if !this.inner.cancelled.load(Acquire) => Ok(v),
+                _ => Err(ScopeError::Task(JoinError::cancelled())),
             },
         })
     }

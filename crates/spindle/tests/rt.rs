@@ -447,6 +447,24 @@ rt_test! {
 }
 
 rt_test! {
+    fn a_scope_cancelled_after_its_body_finished_is_cancelled() {
+        let gate = Gate::new();
+        let g = gate.clone();
+        let r = spindle::scope(|s| async move {
+            let inner = s.clone();
+            drop(s.spawn(async move {
+                g.wait().await;
+                inner.cancel();
+                Gate::new().wait().await;
+            }));
+        });
+        let opener = spindle::spawn(async move { gate.open() });
+        assert!(r.await.unwrap_err().is_cancelled());
+        opener.await.unwrap();
+    }
+}
+
+rt_test! {
     fn race_over_abort_on_drop_handles_cancels_losing_tasks() {
         let drops = DropCounter::new();
         let t = drops.track();
