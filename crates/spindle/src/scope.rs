@@ -28,18 +28,35 @@
 //! - Nested scopes nest: cancelling an outer scope cancels the inner scope's
 //!   task, whose drop aborts the inner children.
 //!
-//! Invariant: `live` counts children whose task future still exists; each
-//! child's guard decrements it when the future is dropped (finished or
-//! cancelled), and the decrement to zero wakes the scope.
+//! Invariants:
+//! - `live` counts children whose task future still exists; each child's
+//!   guard decrements it when the future is dropped (finished or
+//!   cancelled), and the decrement to zero wakes the scope.
+//! - The children hold the scope's state through `live`, not an `Arc`
+//!   clone each: together they hold one strong count, taken by the spawn
+//!   that moves `live` from 0 (with the spawner's own `Scope` keeping the
+//!   state alive meanwhile) and given up by the guard that moves it back
+//!   to 0, after its wake. A child's spawn and its end then cost one atomic
+//!   read-modify-write each on the scope's line, which children finishing
+//!   on another worker would otherwise bounce twice as often.
+//! - Every child that could wait for cancellation is reachable by it: a
+//!   child lists its task's abort handle in `children` when its future
+//!   first returns `Pending` (then re-reads `cancelled`), and checks
+//!   `cancelled` before every poll. A child that finishes in its first
+//!   poll, the common case for small tasks, never takes the list's lock or
+//!   a reference for it. `cancel_all` raises `cancelled` before it takes
+//!   the list under its lock, so a child listed too late for it sees the
+//!   flag when it re-reads it.
 
 use crate::loom::{lock, Arc, AtomicBool, AtomicUsize, Mutex, Ordering::*};
-use crate::task::{panic_message, AbortHandle, JoinError, JoinHandle};
+use crate::task::{abort_handle_of, panic_message, AbortHandle, JoinError, JoinHandle};
 use std::any::Any;
 use std::convert::Infallible;
 use std::fmt;
 use std::future::Future;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::pin::Pin;
+use std::ptr::NonNull;
 use std::task::{Context, Poll, Waker};
 
 /// Why a [`try_scope`] failed.
@@ -69,7 +86,8 @@ enum Failure<E> {
 }
 
 struct Inner<E> {
-    /// Children's abort handles; finished ones are pruned lazily.
+    /// Abort handles of the children that have suspended (module docs);
+    /// finished ones are pruned lazily.
     children: Mutex<Vec<AbortHandle>>,
     live: AtomicUsize,
     waker: Mutex<Option<Waker>>,
@@ -144,30 +162,12 @@ impl<E: Send + 'static> Scope<E> {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let inner = &self.inner;
         assert!(
-            !inner.closed.load(Acquire),
+            !self.inner.closed.load(Acquire),
             "Scope::spawn after the scope returned"
         );
-        inner.live.fetch_add(1, AcqRel);
-        let child = Child {
-            future,
-            guard: Guard {
-                scope: inner.clone(),
-            },
-        };
-        let handle = crate::spawn(child);
-        let mut children = lock(&inner.children);
-        let live = inner.live.load(Relaxed);
-        if children.len() >= 2 * live.max(16) {
-            children.retain(|h| !h.is_finished());
-        }
-        children.push(handle.abort_handle());
-        // A failure that raced with this spawn: make sure the newcomer goes too.
-        if inner.cancelled.load(Acquire) {
-            handle.abort();
-        }
-        handle
+        // A failure racing with this spawn is seen by the child's first poll.
+        crate::spawn(Child::new(&self.inner, future))
     }
 
     /// Cancels every child and the body, as a failure would (without one):
@@ -183,6 +183,17 @@ impl<E: Send + 'static> Scope<E> {
 }
 
 impl<E> Inner<E> {
+    fn new() -> Inner<E> {
+        Inner {
+            children: Mutex::new(Vec::new()),
+            live: AtomicUsize::new(0),
+            waker: Mutex::new(None),
+            cancelled: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            closed: AtomicBool::new(false),
+        }
+    }
+
     fn fail(&self, f: Failure<E>) {
         {
             let mut slot = lock(&self.failure);
@@ -194,12 +205,27 @@ impl<E> Inner<E> {
     }
 
     fn cancel_all(&self) {
+        // Before the list is taken (module docs): a child listed after that
+        // sees the flag.
         self.cancelled.store(true, Release);
-        let handles: Vec<AbortHandle> = lock(&self.children).clone();
+        let handles = std::mem::take(&mut *lock(&self.children));
         for h in handles {
             h.abort();
         }
         self.wake();
+    }
+
+    /// Lists the child task that `waker` wakes, at its first suspension.
+    fn list(&self, waker: &Waker) {
+        let Some(handle) = abort_handle_of(waker) else {
+            return;
+        };
+        let mut children = lock(&self.children);
+        let live = self.live.load(Relaxed);
+        if children.len() >= 2 * live.max(16) {
+            children.retain(|h| !h.is_finished());
+        }
+        children.push(handle);
     }
 
     fn wake(&self) {
@@ -209,15 +235,33 @@ impl<E> Inner<E> {
     }
 }
 
-/// Decrements `live` when a child's future is dropped, however that happens.
+/// A child's hold on its scope: one unit of `live`, given back when the
+/// child's future is dropped, however that happens (module docs).
 struct Guard<E> {
-    scope: Arc<Inner<E>>,
+    scope: NonNull<Inner<E>>,
+}
+
+// SAFETY: the guard stands for a share of an `Arc<Inner<E>>`'s strong count
+// and only reaches what such an `Arc` would: `Send` when the `Arc` is.
+unsafe impl<E: Send> Send for Guard<E> {}
+
+impl<E> Guard<E> {
+    fn scope(&self) -> &Inner<E> {
+        // SAFETY: while this guard's unit of `live` is out, the children's
+        // strong count keeps the state alive (module docs).
+        unsafe { self.scope.as_ref() }
+    }
 }
 
 impl<E> Drop for Guard<E> {
     fn drop(&mut self) {
-        if self.scope.live.fetch_sub(1, AcqRel) == 1 {
-            self.scope.wake();
+        if self.scope().live.fetch_sub(1, AcqRel) == 1 {
+            self.scope().wake();
+            // The last child out gives up the children's strong count.
+            // SAFETY: that count is still held (only the guard that moves
+            // `live` to 0 gives it up, once per move from 0), and the
+            // pointer came from `Arc::as_ptr` of this state.
+            unsafe { Arc::decrement_strong_count(self.scope.as_ptr().cast_const()) };
         }
     }
 }
@@ -226,6 +270,35 @@ impl<E> Drop for Guard<E> {
 struct Child<F, E> {
     future: F,
     guard: Guard<E>,
+    /// The task is in the scope's `children` list.
+    listed: bool,
+}
+
+impl<F, E> Child<F, E> {
+    /// A child of the scope whose state is `inner`, counted in `live`.
+    fn new(inner: &Arc<Inner<E>>, future: F) -> Child<F, E> {
+        if inner.live.fetch_add(1, AcqRel) == 0 {
+            // The children's strong count (module docs); `inner` keeps the
+            // state alive until it is taken.
+            // SAFETY: `inner` is a live `Arc` of this state.
+            unsafe { Arc::increment_strong_count(Arc::as_ptr(inner)) };
+        }
+        // From `Arc::as_ptr`: the pointer reaches the whole allocation, whose
+        // count the last guard gives back.
+        let scope = NonNull::new(Arc::as_ptr(inner).cast_mut()).expect("an Arc is never at null");
+        Child {
+            future,
+            guard: Guard { scope },
+            listed: false,
+        }
+    }
+}
+
+/// Cancels the task whose poll is running with `cx` (a scope's child: a
+/// spindle task, polled with its own waker), which drops its future once
+/// this poll returns `Pending`. `false` for a waker of anything else.
+fn cancel_own_task(cx: &Context<'_>) -> bool {
+    abort_handle_of(cx.waker()).map(|h| h.abort()).is_some()
 }
 
 impl<F: Future, E> Future for Child<F, E> {
@@ -234,14 +307,30 @@ impl<F: Future, E> Future for Child<F, E> {
         // SAFETY: `future` is structurally pinned (never moved out of the
         // pinned `Child`); `guard` is not pinned and only read.
         let this = unsafe { self.get_unchecked_mut() };
+        let scope = this.guard.scope();
+        if scope.cancelled.load(Acquire) && cancel_own_task(cx) {
+            return Poll::Pending;
+        }
         // SAFETY: as above.
         let fut = unsafe { Pin::new_unchecked(&mut this.future) };
         match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
-            Ok(p) => p,
+            Ok(Poll::Pending) => {
+                if !this.listed {
+                    this.listed = true;
+                    scope.list(cx.waker());
+                    // Cancelled before the list was ours to join: its
+                    // taker may have missed us (module docs).
+                    if scope.cancelled.load(Acquire) {
+                        cancel_own_task(cx);
+                    }
+                }
+                Poll::Pending
+            }
+            Ok(ready) => ready,
             Err(payload) => {
                 // The scope keeps the payload; this child's handle gets the message.
                 let message = panic_message(&*payload);
-                this.guard.scope.fail(Failure::Panic(payload));
+                this.guard.scope().fail(Failure::Panic(payload));
                 resume_unwind(Box::new(message))
             }
         }
@@ -272,14 +361,7 @@ where
     F: FnOnce(Scope<E>) -> Fut,
     Fut: Future<Output = T>,
 {
-    let inner = Arc::new(Inner {
-        children: Mutex::new(Vec::new()),
-        live: AtomicUsize::new(0),
-        waker: Mutex::new(None),
-        cancelled: AtomicBool::new(false),
-        failure: Mutex::new(None),
-        closed: AtomicBool::new(false),
-    });
+    let inner = Arc::new(Inner::new());
     let scope = Scope {
         inner: inner.clone(),
     };
@@ -351,5 +433,36 @@ impl<Fut: Future, E> Drop for ScopeFuture<Fut, E> {
             self.inner.closed.store(true, Release);
             self.inner.cancel_all();
         }
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_model {
+    use super::*;
+    use crate::loom_models::TestSched;
+
+    /// A child lists itself at its first suspension while another thread
+    /// cancels the scope: whichever comes first, the child is cancelled
+    /// (without the re-check after listing, a cancel that took the list
+    /// just before would leave it waiting for ever).
+    #[test]
+    fn a_child_listing_itself_races_a_cancel() {
+        loom::model(|| {
+            let inner = Arc::new(Inner::<Infallible>::new());
+            let sched = TestSched::default();
+            let (first_poll, handle) =
+                sched.spawn(Child::new(&inner, std::future::pending::<()>()));
+            let canceller = {
+                let inner = inner.clone();
+                loom::thread::spawn(move || inner.cancel_all())
+            };
+            first_poll.run();
+            canceller.join().unwrap();
+            while let Some(task) = sched.pop() {
+                task.run();
+            }
+            assert!(handle.is_finished(), "the child was cancelled");
+            assert_eq!(inner.live.load(Acquire), 0);
+        });
     }
 }

@@ -465,6 +465,78 @@ rt_test! {
 }
 
 rt_test! {
+    fn a_child_cancelling_its_scope_in_its_first_poll_goes_too() {
+        // The child is not yet listed for cancellation when it cancels: it
+        // must see the flag when it lists itself at its first suspension.
+        let drops = DropCounter::new();
+        let t = drops.track();
+        let r = spindle::time::timeout(
+            common::patience(),
+            spindle::scope(|s| async move {
+                let inner = s.clone();
+                drop(s.spawn(async move {
+                    let _t = t;
+                    inner.cancel();
+                    Gate::new().wait().await;
+                }));
+            }),
+        )
+        .await
+        .expect("the scope returned");
+        assert!(r.unwrap_err().is_cancelled());
+        assert_eq!(drops.drops(), 1);
+    }
+}
+
+rt_test! {
+    fn a_child_spawned_into_a_cancelled_scope_never_runs_its_future() {
+        let drops = DropCounter::new();
+        let t = drops.track();
+        let (child, polls) = counted(async move {
+            let _t = t;
+        });
+        let r = spindle::scope(|s| async move {
+            s.cancel();
+            let h = s.spawn(child);
+            assert!(h.await.unwrap_err().is_cancelled());
+        })
+        .await;
+        assert!(r.unwrap_err().is_cancelled());
+        assert_eq!(polls.load(SeqCst), 0, "the child's future was never polled");
+        assert_eq!(drops.drops(), 1, "and was dropped");
+    }
+}
+
+rt_test! {
+    fn dropping_a_scope_cancels_queued_parked_and_finished_children_alike() {
+        let drops = DropCounter::new();
+        let d = drops.clone();
+        let n = 40;
+        let started = Arc::new(AtomicUsize::new(0));
+        let st = started.clone();
+        let scope = spindle::spawn(spindle::scope(move |s| async move {
+            for i in 0..n {
+                let t = d.track();
+                let st = st.clone();
+                drop(s.spawn(async move {
+                    let _t = t;
+                    st.fetch_add(1, SeqCst);
+                    if i % 2 == 0 {
+                        Gate::new().wait().await; // parked for good
+                    }
+                }));
+            }
+            Gate::new().wait().await;
+        }));
+        common::until(|| started.load(SeqCst) >= n / 2).await;
+        scope.abort();
+        assert!(scope.await.unwrap_err().is_cancelled());
+        common::until(|| drops.drops() == n).await;
+        assert_eq!(drops.drops(), n, "every child dropped once");
+    }
+}
+
+rt_test! {
     fn race_over_abort_on_drop_handles_cancels_losing_tasks() {
         let drops = DropCounter::new();
         let t = drops.track();

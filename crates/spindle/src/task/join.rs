@@ -133,6 +133,11 @@ pub struct AbortHandle {
 }
 
 impl AbortHandle {
+    /// Wraps a reference the caller took for this handle.
+    pub(crate) fn from_raw(raw: RawTask) -> AbortHandle {
+        AbortHandle { raw: Some(raw) }
+    }
+
     /// See [`JoinHandle::abort`].
     pub fn abort(&self) {
         if let Some(raw) = self.raw {

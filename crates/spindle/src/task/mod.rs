@@ -13,6 +13,7 @@ mod slab;
 pub(crate) mod state;
 mod waker;
 
+pub(crate) use waker::abort_handle_of;
 pub use waker::wake_queued;
 
 pub(crate) use error::panic_message;

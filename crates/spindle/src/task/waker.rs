@@ -1,6 +1,7 @@
 //! Wakers are task references: clone takes one, drop releases one, wake
 //! schedules the task through the state word (`state.rs`).
 
+use super::join::AbortHandle;
 use super::raw::{Header, RawTask};
 use std::ptr::NonNull;
 use std::task::{RawWaker, RawWakerVTable, Waker};
@@ -36,6 +37,17 @@ pub(crate) fn borrowed(task: RawTask) -> Waker {
     // The vtable keeps the RawWaker contract: clone/drop manage references.
     // SAFETY: wake consumes one reference; the pointer is valid while any exists.
     unsafe { Waker::from_raw(RawWaker::new(ptr, &VTABLE)) }
+}
+
+/// An abort handle for the spindle task that `waker` wakes (a new
+/// reference), or `None` for a waker that is not a spindle task's. A task
+/// finds its own handle this way from inside its poll (`scope.rs`).
+pub(crate) fn abort_handle_of(waker: &Waker) -> Option<AbortHandle> {
+    (waker.vtable() == &VTABLE).then(|| {
+        let task = raw(waker.data());
+        task.ref_inc();
+        AbortHandle::from_raw(task)
+    })
 }
 
 /// Wakes `waker`'s task at the back of the current worker's run queue
