@@ -179,11 +179,12 @@ impl<F: Future> Group<F> {
     fn take(&mut self, i: usize) -> F::Output {
         // SAFETY: only a finished slot's output moves out; no future is
         // moved (module invariants).
-        let slot = unsafe { self.slots.as_mut().get_unchecked_mut() };
-        match std::mem::replace(&mut slot[i], Slot::Gone) {
-            Slot::Done(out) => out,
-            _ => unreachable!("slot {i} has no output"),
-        }
+        let slot = &mut unsafe { self.slots.as_mut().get_unchecked_mut() }[i];
+        assert!(matches!(slot, Slot::Done(_)), "slot {i} has no output");
+        let Slot::Done(out) = std::mem::replace(slot, Slot::Gone) else {
+            unreachable!("checked above")
+        };
+        out
     }
 
     /// Drops every future still running, in place.
@@ -205,9 +206,8 @@ fn poll_slot<F: Future>(
     i: usize,
     cx: &mut Context<'_>,
 ) -> bool {
-    // SAFETY: the slots are pinned in place (module invariants); the
-    // future is polled where it lies and, once finished, dropped in place
-    // by the assignment below, never moved.
+    // SAFETY: the slots are pinned in place (module invariants): a future
+    // is polled where it lies and dropped there (the assignment below).
     let slots = unsafe { slots.as_mut().get_unchecked_mut() };
     let Slot::Running(f) = &mut slots[i] else {
         return false;

@@ -257,10 +257,10 @@ impl<E> Drop for Guard<E> {
     fn drop(&mut self) {
         if self.scope().live.fetch_sub(1, AcqRel) == 1 {
             self.scope().wake();
-            // The last child out gives up the children's strong count.
-            // SAFETY: that count is still held (only the guard that moves
-            // `live` to 0 gives it up, once per move from 0), and the
-            // pointer came from `Arc::as_ptr` of this state.
+            // The last child out gives up the children's strong count: only
+            // the guard that moves `live` to 0 does, once per move from 0.
+            // SAFETY: so that count is still held; the pointer is this
+            // state's, from `Arc::as_ptr`.
             unsafe { Arc::decrement_strong_count(self.scope.as_ptr().cast_const()) };
         }
     }
