@@ -413,15 +413,26 @@ mod tests {
         Pin::new(f).poll(&mut Context::from_waker(&waker))
     }
 
+    /// `n` probes under the combinator `make` builds, polled once: each
+    /// probe polled once, none finished.
+    fn started<C: Future + Unpin>(
+        n: usize,
+        make: impl FnOnce(Vec<Probe>) -> C,
+    ) -> (Arc<Parent>, Vec<Arc<Shared>>, C) {
+        let parent = Arc::new(Parent::default());
+        let (shared, futures) = probes(n);
+        let mut c = make(futures);
+        assert!(poll(&mut c, &parent).is_pending());
+        assert_eq!(polls(&shared), vec![1; n]);
+        (parent, shared, c)
+    }
+
     const SIZES: [usize; 5] = [1, 2, SMALL, SMALL + 1, 100];
 
     #[test]
     fn join_all_gives_outputs_in_input_order_however_they_finish() {
         for n in SIZES {
-            let parent = Arc::new(Parent::default());
-            let (shared, futures) = probes(n);
-            let mut all = join_all(futures);
-            assert!(poll(&mut all, &parent).is_pending());
+            let (parent, shared, mut all) = started(n, join_all);
             for (i, s) in shared.iter().enumerate().rev() {
                 let woken = parent.0.load(SeqCst);
                 finish(s, i as u32 * 3);
@@ -453,11 +464,7 @@ mod tests {
 
     #[test]
     fn a_small_group_polls_each_unfinished_future_once_per_poll() {
-        let parent = Arc::new(Parent::default());
-        let (shared, futures) = probes(10);
-        let mut all = join_all(futures);
-        assert!(poll(&mut all, &parent).is_pending());
-        assert_eq!(polls(&shared), vec![1; 10]);
+        let (parent, shared, mut all) = started(10, join_all);
         finish(&shared[3], 0);
         assert!(poll(&mut all, &parent).is_pending());
         assert_eq!(
@@ -474,11 +481,7 @@ mod tests {
 
     #[test]
     fn a_large_group_polls_only_the_woken_futures() {
-        let parent = Arc::new(Parent::default());
-        let (shared, futures) = probes(100);
-        let mut all = join_all(futures);
-        assert!(poll(&mut all, &parent).is_pending());
-        assert_eq!(polls(&shared), vec![1; 100]);
+        let (parent, shared, mut all) = started(100, join_all);
         finish(&shared[37], 0);
         finish(&shared[5], 0);
         assert!(poll(&mut all, &parent).is_pending());
@@ -494,10 +497,7 @@ mod tests {
     #[test]
     fn race_drops_the_losers_as_soon_as_it_has_a_winner() {
         for n in SIZES {
-            let parent = Arc::new(Parent::default());
-            let (shared, futures) = probes(n);
-            let mut race = race(futures);
-            assert!(poll(&mut race, &parent).is_pending());
+            let (parent, shared, mut race) = started(n, race);
             let k = n / 2;
             finish(&shared[k], 7);
             assert_eq!(poll(&mut race, &parent), Poll::Ready(Some((k, 7))), "n={n}");
@@ -515,10 +515,7 @@ mod tests {
 
     #[test]
     fn race_in_a_small_group_goes_to_the_lowest_index_finished_in_one_pass() {
-        let parent = Arc::new(Parent::default());
-        let (shared, futures) = probes(4);
-        let mut race = race(futures);
-        assert!(poll(&mut race, &parent).is_pending());
+        let (parent, shared, mut race) = started(4, race);
         finish(&shared[3], 3);
         finish(&shared[1], 1);
         assert_eq!(poll(&mut race, &parent), Poll::Ready(Some((1, 1))));
@@ -527,10 +524,7 @@ mod tests {
     #[test]
     fn when_n_reports_in_finish_order_and_drops_the_rest() {
         for n in SIZES.into_iter().filter(|&n| n >= 10) {
-            let parent = Arc::new(Parent::default());
-            let (shared, futures) = probes(n);
-            let mut first3 = when_n(3, futures);
-            assert!(poll(&mut first3, &parent).is_pending());
+            let (parent, shared, mut first3) = started(n, |f| when_n(3, f));
             for k in [5, 2] {
                 finish(&shared[k], k as u32);
                 assert!(poll(&mut first3, &parent).is_pending(), "n={n}");

@@ -132,7 +132,12 @@ impl<E: Send + 'static> Scope<E> {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.spawn_child(future)
+        assert!(
+            !self.inner.closed.load(Acquire),
+            "Scope::spawn after the scope returned"
+        );
+        // A failure racing with this spawn is seen by the child's first poll.
+        crate::spawn(Child::new(&self.inner, future))
     }
 
     /// Spawns a child whose `Err` fails the scope: siblings and the body are
@@ -154,20 +159,6 @@ impl<E: Send + 'static> Scope<E> {
                 }
             }
         })
-    }
-
-    #[track_caller]
-    fn spawn_child<F>(&self, future: F) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        assert!(
-            !self.inner.closed.load(Acquire),
-            "Scope::spawn after the scope returned"
-        );
-        // A failure racing with this spawn is seen by the child's first poll.
-        crate::spawn(Child::new(&self.inner, future))
     }
 
     /// Cancels every child and the body, as a failure would (without one):
