@@ -29,16 +29,32 @@
 //!   task, whose drop aborts the inner children.
 //!
 //! Invariants:
-//! - `live` counts children whose task future still exists; each child's
-//!   guard decrements it when the future is dropped (finished or
-//!   cancelled), and the decrement to zero wakes the scope.
-//! - The children hold the scope's state through `live`, not an `Arc`
-//!   clone each: together they hold one strong count, taken by the spawn
-//!   that moves `live` from 0 (with the spawner's own `Scope` keeping the
-//!   state alive meanwhile) and given up by the guard that moves it back
-//!   to 0, after its wake. A child's spawn and its end then cost one atomic
-//!   read-modify-write each on the scope's line, which children finishing
-//!   on another worker would otherwise bounce twice as often.
+//! - `live` is `CHILD` (2) for each child whose task future still exists
+//!   plus `BODY` (1) while the body does; each guard takes its units back
+//!   when its future is dropped (finished or cancelled), and the decrement
+//!   to zero wakes the scope. The body's unit keeps `live` above zero
+//!   while it spawns: children that finish as fast as they are spawned
+//!   would otherwise move it to 0 and back at every child, each time with
+//!   a wake (the waker's lock) and the strong count below taken and given
+//!   back. An odd count means the body is still running.
+//! - The guards hold the scope's state through `live`, not an `Arc`
+//!   clone each: together they hold one strong count, taken by the guard
+//!   that moves `live` from 0 (the body's, with the scope's own `Arc`
+//!   keeping the state alive meanwhile) and given up by the guard that
+//!   moves it back to 0, after its wake. A child's spawn and its end then
+//!   cost one atomic read-modify-write each on the scope's line, which
+//!   children finishing on another worker would otherwise bounce twice as
+//!   often.
+//! - The body's spawns take their children's units from units taken ahead
+//!   (`Credits`): a poll of the body lends this thread a count for that
+//!   scope, refilled from `live` in doubling steps (1, 2, 4, ... up to 64
+//!   children's) and given back, what is left of it, when the poll returns
+//!   or unwinds. A body spawning a million children then writes `live`
+//!   once per 64 of them instead of at every spawn, on a line that the
+//!   children ending on the other worker keep taking away. The body's own
+//!   unit is held meanwhile, so neither a refill nor the give-back moves
+//!   `live` from or to 0. A spawn from anywhere else (a child, a nested
+//!   scope's body) takes its units from `live` directly.
 //! - Every child that could wait for cancellation is reachable by it: a
 //!   child lists its task's abort handle in `children` when its future
 //!   first returns `Pending` (then re-reads `cancelled`), and checks
@@ -51,6 +67,7 @@
 use crate::loom::{lock, Arc, AtomicBool, AtomicUsize, Mutex, Ordering::*};
 use crate::task::{abort_handle_of, panic_message, AbortHandle, JoinError, JoinHandle};
 use std::any::Any;
+use std::cell::Cell;
 use std::convert::Infallible;
 use std::fmt;
 use std::future::Future;
@@ -115,7 +132,7 @@ impl<E> Clone for Scope<E> {
 impl<E> fmt::Debug for Scope<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Scope")
-            .field("live", &self.inner.live.load(Relaxed))
+            .field("live", &(self.inner.live.load(Relaxed) / CHILD))
             .finish()
     }
 }
@@ -132,12 +149,18 @@ impl<E: Send + 'static> Scope<E> {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        assert!(
-            !self.inner.closed.load(Acquire),
-            "Scope::spawn after the scope returned"
-        );
         // A failure racing with this spawn is seen by the child's first poll.
-        crate::spawn(Child::new(&self.inner, future))
+        let guard = match Credits::take(&self.inner) {
+            Some(guard) => guard, // the body is running: not closed
+            None => {
+                assert!(
+                    !self.inner.closed.load(Acquire),
+                    "Scope::spawn after the scope returned"
+                );
+                Guard::new(&self.inner, CHILD)
+            }
+        };
+        crate::spawn(Child::new(future, guard))
     }
 
     /// Spawns a child whose `Err` fails the scope: siblings and the body are
@@ -167,9 +190,11 @@ impl<E: Send + 'static> Scope<E> {
         self.inner.cancel_all();
     }
 
-    /// Children not finished yet.
+    /// Children not finished yet. Exact on the thread polling the body;
+    /// elsewhere it may count up to 63 more while the body is being polled
+    /// (units taken ahead for its spawns).
     pub fn live(&self) -> usize {
-        self.inner.live.load(Acquire)
+        self.inner.live.load(Acquire) / CHILD - Credits::held(&self.inner)
     }
 }
 
@@ -212,7 +237,7 @@ impl<E> Inner<E> {
             return;
         };
         let mut children = lock(&self.children);
-        let live = self.live.load(Relaxed);
+        let live = self.live.load(Relaxed) / CHILD;
         if children.len() >= 2 * live.max(16) {
             children.retain(|h| !h.is_finished());
         }
@@ -226,10 +251,102 @@ impl<E> Inner<E> {
     }
 }
 
-/// A child's hold on its scope: one unit of `live`, given back when the
-/// child's future is dropped, however that happens (module docs).
+/// Units of `live` taken ahead for the spawns of a body's poll (module
+/// docs), on the thread that polls it: the scope's state, the children's
+/// units left, and how many to take at the next refill.
+type Taken = (*const (), usize, usize);
+
+#[cfg(not(loom))]
+thread_local! {
+    static CREDITS: Cell<Taken> = const { Cell::new((std::ptr::null(), 0, 1)) };
+}
+
+// Loom runs its threads on one OS thread: the credits must be per loom thread.
+#[cfg(loom)]
+loom::thread_local! {
+    static CREDITS: Cell<Taken> = Cell::new((std::ptr::null(), 0, 1));
+}
+
+/// The most children's units one refill takes.
+const MAX_REFILL: usize = 64;
+
+/// The credits of one body poll; given back (and the enclosing body's
+/// restored: bodies nest) when dropped, also on unwind.
+struct Credits<E> {
+    scope: NonNull<Inner<E>>,
+    outer: Taken,
+}
+
+impl<E> Credits<E> {
+    /// Opens the credits of a poll of the body of `inner`'s scope.
+    fn lend(inner: &Arc<Inner<E>>) -> Credits<E> {
+        let scope = NonNull::new(Arc::as_ptr(inner).cast_mut()).expect("an Arc is never at null");
+        let mine = (scope.as_ptr().cast_const().cast(), 0, 1);
+        Credits {
+            scope,
+            outer: CREDITS.with(|c| c.replace(mine)),
+        }
+    }
+
+    /// Children's units this thread holds ahead for `inner`'s body.
+    fn held(inner: &Arc<Inner<E>>) -> usize {
+        match CREDITS.with(|c| c.get()) {
+            (scope, left, _) if scope == Arc::as_ptr(inner).cast() => left,
+            _ => 0,
+        }
+    }
+
+    /// A child's guard from the credits, when this thread is polling the
+    /// body of `inner`'s scope; refills them as needed, taking twice as
+    /// many units each time (up to `MAX_REFILL` children's), so a poll
+    /// that spawns once takes exactly one child's units.
+    fn take(inner: &Arc<Inner<E>>) -> Option<Guard<E>> {
+        let (scope, left, refill) = CREDITS.with(|c| c.get());
+        if scope != Arc::as_ptr(inner).cast() {
+            return None;
+        }
+        let (left, refill) = match left {
+            0 => {
+                // The body's unit is held: `live` is not at 0, and no
+                // strong count moves.
+                inner.live.fetch_add(refill * CHILD, AcqRel);
+                (refill, (refill * 2).min(MAX_REFILL))
+            }
+            _ => (left, refill),
+        };
+        CREDITS.with(|c| c.set((scope, left - 1, refill)));
+        Some(Guard {
+            scope: NonNull::new(Arc::as_ptr(inner).cast_mut()).expect("an Arc is never at null"),
+            units: CHILD,
+        })
+    }
+}
+
+impl<E> Drop for Credits<E> {
+    fn drop(&mut self) {
+        let (_, left, _) = CREDITS.with(|c| c.replace(self.outer));
+        if left > 0 {
+            // SAFETY: the scope's future, which owns an `Arc` of this state,
+            // is being polled while these credits exist.
+            let inner = unsafe { self.scope.as_ref() };
+            // Never the last units: the body's are still held.
+            inner.live.fetch_sub(left * CHILD, AcqRel);
+        }
+    }
+}
+
+/// A child's units of `live` (module docs).
+const CHILD: usize = 2;
+/// The body's unit of `live`: the count is odd while the body runs.
+const BODY: usize = 1;
+
+/// A hold on a scope's `live` count: a child's (`CHILD`), given back when
+/// the child's future is dropped, however that happens, or the body's
+/// (`BODY`), given back when the body has finished or is dropped (module
+/// docs).
 struct Guard<E> {
     scope: NonNull<Inner<E>>,
+    units: usize,
 }
 
 // SAFETY: the guard stands for a share of an `Arc<Inner<E>>`'s strong count
@@ -237,6 +354,20 @@ struct Guard<E> {
 unsafe impl<E: Send> Send for Guard<E> {}
 
 impl<E> Guard<E> {
+    /// Takes `units` of `inner`'s `live` count.
+    fn new(inner: &Arc<Inner<E>>, units: usize) -> Guard<E> {
+        if inner.live.fetch_add(units, AcqRel) == 0 {
+            // The holders' strong count (module docs); `inner` keeps the
+            // state alive until it is taken.
+            // SAFETY: `inner` is a live `Arc` of this state.
+            unsafe { Arc::increment_strong_count(Arc::as_ptr(inner)) };
+        }
+        // From `Arc::as_ptr`: the pointer reaches the whole allocation, whose
+        // count the last guard gives back.
+        let scope = NonNull::new(Arc::as_ptr(inner).cast_mut()).expect("an Arc is never at null");
+        Guard { scope, units }
+    }
+
     fn scope(&self) -> &Inner<E> {
         // SAFETY: while this guard's unit of `live` is out, the children's
         // strong count keeps the state alive (module docs).
@@ -246,9 +377,9 @@ impl<E> Guard<E> {
 
 impl<E> Drop for Guard<E> {
     fn drop(&mut self) {
-        if self.scope().live.fetch_sub(1, AcqRel) == 1 {
+        if self.scope().live.fetch_sub(self.units, AcqRel) == self.units {
             self.scope().wake();
-            // The last child out gives up the children's strong count: only
+            // The last holder out gives up the holders' strong count: only
             // the guard that moves `live` to 0 does, once per move from 0.
             // SAFETY: so that count is still held; the pointer is this
             // state's, from `Arc::as_ptr`.
@@ -266,20 +397,11 @@ struct Child<F, E> {
 }
 
 impl<F, E> Child<F, E> {
-    /// A child of the scope whose state is `inner`, counted in `live`.
-    fn new(inner: &Arc<Inner<E>>, future: F) -> Child<F, E> {
-        if inner.live.fetch_add(1, AcqRel) == 0 {
-            // The children's strong count (module docs); `inner` keeps the
-            // state alive until it is taken.
-            // SAFETY: `inner` is a live `Arc` of this state.
-            unsafe { Arc::increment_strong_count(Arc::as_ptr(inner)) };
-        }
-        // From `Arc::as_ptr`: the pointer reaches the whole allocation, whose
-        // count the last guard gives back.
-        let scope = NonNull::new(Arc::as_ptr(inner).cast_mut()).expect("an Arc is never at null");
+    /// A child of the scope that `guard` holds a child's units of.
+    fn new(future: F, guard: Guard<E>) -> Child<F, E> {
         Child {
             future,
-            guard: Guard { scope },
+            guard,
             listed: false,
         }
     }
@@ -357,6 +479,7 @@ where
         inner: inner.clone(),
     };
     ScopeFuture {
+        body_guard: Some(Guard::new(&inner, BODY)),
         body: Some(body(scope)),
         output: None,
         inner,
@@ -367,6 +490,8 @@ where
 
 struct ScopeFuture<Fut: Future, E> {
     body: Option<Fut>,
+    /// The body's unit of `live`, given back once `body` is gone.
+    body_guard: Option<Guard<E>>,
     output: Option<Fut::Output>,
     inner: Arc<Inner<E>>,
     done: bool,
@@ -388,7 +513,11 @@ impl<Fut: Future, E> Future for ScopeFuture<Fut, E> {
         if let Some(body) = this.body.as_mut() {
             // SAFETY: see above; the body is never moved while pinned.
             let body = unsafe { Pin::new_unchecked(body) };
-            if let Poll::Ready(v) = body.poll(cx) {
+            let polled = {
+                let _credits = Credits::lend(&this.inner);
+                body.poll(cx)
+            };
+            if let Poll::Ready(v) = polled {
                 this.output = Some(v);
                 this.body = None;
             } else if !this.inner.cancelled.load(Acquire) {
@@ -396,6 +525,11 @@ impl<Fut: Future, E> Future for ScopeFuture<Fut, E> {
             } else {
                 this.body = None;
             }
+        }
+        if this.body.is_none() {
+            // Its wake (when the last child had gone already) only wakes
+            // this task, which is about to return.
+            this.body_guard = None;
         }
         if this.inner.live.load(Acquire) != 0 {
             return Poll::Pending;
@@ -441,8 +575,10 @@ mod loom_model {
         loom::model(|| {
             let inner = Arc::new(Inner::<Infallible>::new());
             let sched = TestSched::default();
-            let (first_poll, handle) =
-                sched.spawn(Child::new(&inner, std::future::pending::<()>()));
+            let (first_poll, handle) = sched.spawn(Child::new(
+                std::future::pending::<()>(),
+                Guard::new(&inner, CHILD),
+            ));
             let canceller = {
                 let inner = inner.clone();
                 loom::thread::spawn(move || inner.cancel_all())
@@ -454,6 +590,32 @@ mod loom_model {
             }
             assert!(handle.is_finished(), "the child was cancelled");
             assert_eq!(inner.live.load(Acquire), 0);
+        });
+    }
+
+    /// A body's poll takes units ahead for two children and gives the one
+    /// left back; one child ends on another thread while the other ends
+    /// and the body finishes here. Whichever guard comes last, `live` ends
+    /// at 0 and the holders' strong count is given back exactly once.
+    #[test]
+    fn units_taken_ahead_by_a_body_and_children_ending_elsewhere() {
+        loom::model(|| {
+            let inner = Arc::new(Inner::<Infallible>::new());
+            let body = Guard::new(&inner, BODY);
+            let (first, second) = {
+                let _credits = Credits::lend(&inner);
+                let first = Credits::take(&inner).expect("polling the body");
+                let second = Credits::take(&inner).expect("polling the body");
+                assert_eq!(Credits::held(&inner), 1, "refills of 1, then 2");
+                (first, second)
+            };
+            assert_eq!(inner.live.load(Relaxed), BODY + 2 * CHILD);
+            let elsewhere = loom::thread::spawn(move || drop(first));
+            drop(second);
+            drop(body);
+            elsewhere.join().unwrap();
+            assert_eq!(inner.live.load(Acquire), 0);
+            assert_eq!(Arc::strong_count(&inner), 1);
         });
     }
 }

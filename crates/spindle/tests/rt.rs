@@ -330,6 +330,82 @@ rt_test! {
 }
 
 rt_test! {
+    fn scope_live_counts_children_over_several_body_polls() {
+        let gate = Gate::new();
+        let escaped = Arc::new(std::sync::Mutex::new(None));
+        let (g, e) = (gate.clone(), escaped.clone());
+        spindle::scope(|s| async move {
+            *e.lock().unwrap() = Some(s.clone());
+            for round in 1..=3 {
+                for _ in 0..5 {
+                    drop(s.spawn(g.wait()));
+                }
+                // Spawned in this poll or earlier ones, however many units
+                // the body took ahead for its spawns.
+                assert_eq!(s.live(), 5 * round);
+                spindle::yield_now().await;
+            }
+            g.open();
+            common::until(|| s.live() == 0).await;
+        })
+        .await
+        .unwrap();
+        let escaped = escaped.lock().unwrap().take().unwrap();
+        assert_eq!(escaped.live(), 0, "no units left behind");
+    }
+}
+
+rt_test! {
+    fn a_body_panic_gives_back_what_it_took_for_spawns() {
+        let drops = DropCounter::new();
+        let escaped = Arc::new(std::sync::Mutex::new(None));
+        let (d, e) = (drops.clone(), escaped.clone());
+        let r = spindle::spawn(spindle::scope(move |s| async move {
+            *e.lock().unwrap() = Some(s.clone());
+            for _ in 0..4 {
+                let t = d.track();
+                drop(s.spawn(async move {
+                    let _t = t;
+                    Gate::new().wait().await; // parked for good
+                }));
+            }
+            panic!("body failed");
+        }))
+        .await;
+        assert_eq!(r.unwrap_err().panic_message(), Some("body failed"));
+        common::until(|| drops.drops() == 4).await;
+        let escaped = escaped.lock().unwrap().take().unwrap();
+        common::until(|| escaped.live() == 0).await;
+        assert_eq!(escaped.live(), 0, "cancelled children and unused units all given back");
+    }
+}
+
+rt_test! {
+    fn an_inner_body_spawning_into_the_outer_scope_is_waited_for_by_it() {
+        let done = Arc::new(AtomicBool::new(false));
+        let d = done.clone();
+        spindle::scope(|outer| async move {
+            spindle::scope(|inner| async move {
+                drop(inner.spawn(async {}));
+                // Spawned while the inner body is polled: counted in the
+                // outer scope all the same.
+                drop(outer.spawn(async move {
+                    for _ in 0..10 {
+                        spindle::yield_now().await;
+                    }
+                    d.store(true, SeqCst);
+                }));
+            })
+            .await
+            .unwrap();
+        })
+        .await
+        .unwrap();
+        assert!(done.load(SeqCst), "the outer scope returned before its child");
+    }
+}
+
+rt_test! {
     fn a_child_panic_cancels_siblings_and_reaches_the_caller() {
         let drops = DropCounter::new();
         let gate = Gate::new();
