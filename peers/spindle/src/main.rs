@@ -80,11 +80,11 @@ fn run(req: &Request) -> Measured {
                     timed(producer_consumer(n, chan::rendezvous(), |i| i, |&v| v)).await
                 }
                 "async_trivial" | "spawn_10k" | "spawn_100k" | "spawn_1m" => {
-                    timed(spawn_all(n)).await
+                    timed(spawn_batches(n, n)).await
                 }
                 "async_compute" => timed(async_compute(n)).await,
                 "block_all" => timed(block_all(n)).await,
-                "spawn_nursery" => timed(spawn_nursery(n)).await,
+                "spawn_nursery" => timed(spawn_batches(n, NURSERY_BATCH)).await,
                 "spawn_sequential" => timed(spawn_sequential(n)).await,
                 "live_1m" => timed(live(n)).await,
                 "sleep_1m" => timed(sleep_all(n)).await,
@@ -265,12 +265,29 @@ async fn payload_row(bytes: usize, n: u64) -> Measured {
     }
 }
 
-/// async_trivial and spawn_*: spawn n tasks returning i, then join all.
-async fn spawn_all(n: u64) -> u64 {
-    let handles: Vec<_> = (0..n).map(|i| spindle::spawn(async move { i })).collect();
+/// The spawn_1m family (one batch of `n`) and spawn_nursery (batches of
+/// 1000), as Go's `spawnBatches`: each batch is a scope whose children each
+/// write their own slot, summed once the scope has returned (every child
+/// joined).
+async fn spawn_batches(n: u64, batch: u64) -> u64 {
+    // 'static for 'static children without a reference count each (an `Arc`
+    // clone per child would bounce its count between the workers, and the
+    // row would time that); the process ends with the row.
+    let slots: &'static [AtomicU64] =
+        Box::leak((0..batch.min(n)).map(|_| AtomicU64::new(0)).collect());
     let mut sum = 0;
-    for h in handles {
-        sum += h.await.unwrap();
+    let mut start = 0;
+    while start < n {
+        let part = &slots[..batch.min(n - start) as usize];
+        spindle::scope(|s| async move {
+            for (j, slot) in (start..).zip(part) {
+                drop(s.spawn(async move { slot.store(j, Ordering::Relaxed) }));
+            }
+        })
+        .await
+        .unwrap();
+        sum += part.iter().map(|v| v.load(Ordering::Relaxed)).sum::<u64>();
+        start += batch;
     }
     sum
 }
@@ -309,29 +326,6 @@ async fn block_all(n: u64) -> u64 {
         start = end;
     }
     sum
-}
-
-/// spawn_nursery: a structured scope per batch of 1000, each child adding
-/// into a shared total; the scope returns when the batch is done.
-async fn spawn_nursery(n: u64) -> u64 {
-    let total = Arc::new(AtomicU64::new(0));
-    let mut start = 0;
-    while start < n {
-        let end = (start + NURSERY_BATCH).min(n);
-        let t = total.clone();
-        spindle::scope(|s| async move {
-            for i in start..end {
-                let t = t.clone();
-                drop(s.spawn(async move {
-                    t.fetch_add(i, Ordering::Relaxed);
-                }));
-            }
-        })
-        .await
-        .unwrap();
-        start = end;
-    }
-    total.load(Ordering::Relaxed)
 }
 
 /// spawn_sequential: spawn one task, join it, repeat.
