@@ -369,7 +369,7 @@ impl<E> Guard<E> {
     }
 
     fn scope(&self) -> &Inner<E> {
-        // SAFETY: while this guard's unit of `live` is out, the children's
+        // SAFETY: while this guard's units of `live` are out, the holders'
         // strong count keeps the state alive (module docs).
         unsafe { self.scope.as_ref() }
     }
