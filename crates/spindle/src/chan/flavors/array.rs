@@ -306,8 +306,7 @@ impl<T> Channel<T> {
                     // `Some` above), which is then overwritten with `None`
                     // without dropping: the slot owns the value now.
                     // SAFETY: as in `push_slow`: the CAS made us the only
-                    // claimant of `pos`, whose stamp said empty (Acquire
-                    // above).
+                    // claimant of `pos`, whose stamp said empty (Acquire).
                     slot.msg.with_mut(|p| unsafe {
                         let src: *const T = value.as_ref().unwrap_unchecked();
                         std::ptr::copy_nonoverlapping(src, (*p).as_mut_ptr(), 1);
