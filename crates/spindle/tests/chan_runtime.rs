@@ -7,6 +7,7 @@ mod chan_common;
 use chan_common::scale;
 use spindle::chan;
 use spindle::Runtime;
+use std::time::Duration;
 
 fn runtimes() -> Vec<(&'static str, Runtime)> {
     vec![
@@ -187,5 +188,64 @@ fn bursts_into_a_ring_with_many_parked_receivers() {
         });
         assert_eq!(count, sent, "{name}");
         assert_eq!(sum, sent * (sent + 1) / 2, "{name}");
+    }
+}
+
+/// Rendezvous senders on tasks, one after another, reuse the offer slot
+/// the last one left (`zero.rs`: "Taken without the lock", "Kept wakers"):
+/// each send completes only once its value is taken (no offer is left
+/// queued behind it), a slot reused by another task wakes that task, not
+/// the finished one whose waker it kept, and a thread sender reusing the
+/// slot (a foreign waker) is woken too.
+#[test]
+fn rendezvous_senders_reuse_one_slot_and_each_is_woken() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let (tx, rx) = chan::rendezvous::<u32>();
+            let per = scale(20) as u32;
+            let receiver = spindle::spawn(async move {
+                let mut got = Vec::new();
+                while let Ok(v) = rx.recv().await {
+                    got.push(v);
+                }
+                got
+            });
+            for s in 0..4u32 {
+                let task_tx = tx.clone();
+                let sender = async move {
+                    for i in 0..per {
+                        task_tx.send(s * 1000 + i).await.unwrap();
+                        assert_eq!(task_tx.len(), 0, "a send completed before its take");
+                    }
+                };
+                if s == 2 {
+                    // A plain thread in the middle: its waker is not a task's.
+                    let thread_tx = tx.clone();
+                    spindle::spawn_blocking(move || {
+                        for i in 0..per {
+                            thread_tx.send_blocking(9000 + i).unwrap();
+                        }
+                    })
+                    .await
+                    .unwrap();
+                }
+                // A send woken through the wrong task's waker would hang:
+                // fail instead.
+                spindle::time::timeout(Duration::from_secs(60), spindle::spawn(sender))
+                    .await
+                    .unwrap_or_else(|_| panic!("{name}: sender {s} never woken"))
+                    .unwrap();
+            }
+            drop(tx);
+            let got = receiver.await.unwrap();
+            let mut want: Vec<u32> = (0..4u32)
+                .flat_map(|s| (0..per).map(move |i| s * 1000 + i))
+                .chain((0..per).map(|i| 9000 + i))
+                .collect();
+            want.sort_unstable();
+            let mut sorted = got.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, want, "{name}");
+        });
     }
 }

@@ -252,6 +252,75 @@ fn zero_cancelled_filled_receive_loses_nothing() {
     });
 }
 
+/// Two parked senders at once: one offer slot's generation is mirrored for
+/// the lock-free "taken" check (loom mirrors slot 0 only), the other's is
+/// read under the lock. Each send completes exactly when its value is taken.
+#[test]
+fn zero_taken_seen_with_and_without_the_lock() {
+    model(|| {
+        let (tx, rx) = chan::rendezvous::<u32>();
+        let tx2 = tx.clone();
+        let a = thread::spawn(move || tx.send_blocking(1).unwrap());
+        let b = thread::spawn(move || tx2.send_blocking(2).unwrap());
+        let got = rx.recv_blocking().unwrap() + rx.recv_blocking().unwrap();
+        assert_eq!(got, 3);
+        a.join().unwrap();
+        b.join().unwrap();
+    });
+}
+
+/// One sender, two sends in a row: the second offer reuses the slot the
+/// first was taken from, under a new generation; the first send must not
+/// mistake the second offer for its own, nor the second the first's take.
+#[test]
+fn zero_reused_slot_is_a_new_offer() {
+    model(|| {
+        let (tx, rx) = chan::rendezvous::<u32>();
+        let t = thread::spawn(move || {
+            // A rendezvous send completes only once its value is taken: no
+            // offer is left queued (this is the only sender).
+            tx.send_blocking(1).unwrap();
+            assert_eq!(tx.len(), 0, "send 1 completed before its take");
+            tx.send_blocking(2).unwrap();
+            assert_eq!(tx.len(), 0, "send 2 completed before its take");
+        });
+        assert_eq!(rx.recv_blocking(), Ok(1));
+        assert_eq!(rx.recv_blocking(), Ok(2));
+        t.join().unwrap();
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Closed));
+    });
+}
+
+/// A parked send given up (its future dropped) races a receive taking its
+/// offer: the value is delivered or handed back to be dropped, exactly once.
+#[test]
+fn zero_withdraw_vs_take_drops_once() {
+    use std::future::Future;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Waker};
+    struct Counted(Arc<AtomicUsize>);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, SeqCst);
+        }
+    }
+    model(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = chan::rendezvous::<Counted>();
+        let rx2 = rx.clone(); // kept: the last receiver gone fails the send
+        let r = thread::spawn(move || rx2.try_recv().is_ok());
+        {
+            let mut f = Box::pin(tx.send(Counted(drops.clone())));
+            let first = f.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+            assert!(matches!(first, Poll::Pending), "no receiver was parked");
+        } // dropped: withdrawn, unless already taken
+        let taken = r.join().unwrap();
+        assert_eq!(drops.load(SeqCst), 1, "taken: {taken}");
+        drop(rx);
+    });
+}
+
 // ------------------------------------------------------------ oneshot
 
 #[test]

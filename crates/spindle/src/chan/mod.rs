@@ -592,37 +592,7 @@ impl<T> Chan<T> {
         mut seen: Seen,
     ) -> Poll<Result<(), SendError<T>>> {
         if let Flavor::Zero(z) = &self.flavor {
-            return match *key {
-                None => {
-                    let v = value.take().expect("send polled after completion");
-                    // A probing select does not offer: an offer may be taken
-                    // at once, which would commit this arm before the others
-                    // ran. Handing to a parked receiver completes it, fine.
-                    match z.send(v, cx.waker(), !select::probing()) {
-                        zero::SendState::Given => Poll::Ready(Ok(())),
-                        zero::SendState::Offered(k) => {
-                            *key = Some(k);
-                            Poll::Pending
-                        }
-                        zero::SendState::NotNow(v) => {
-                            *value = Some(v);
-                            Poll::Pending
-                        }
-                        zero::SendState::Closed(v) => Poll::Ready(Err(SendError(v))),
-                    }
-                }
-                Some(k) => match z.poll_offer(k, cx.waker()) {
-                    zero::OfferState::Taken => {
-                        *key = None;
-                        Poll::Ready(Ok(()))
-                    }
-                    zero::OfferState::Closed(v) => {
-                        *key = None;
-                        Poll::Ready(Err(SendError(v)))
-                    }
-                    zero::OfferState::Pending => Poll::Pending,
-                },
-            };
+            return self.poll_send_zero(z, value, key, cx);
         }
         let mut backoff: Option<Backoff> = None;
         let mut registered = false;
@@ -646,6 +616,67 @@ impl<T> Chan<T> {
                 return Poll::Pending;
             }
             registered = wait_step(&mut backoff, || self.park_send(key, cx.waker()));
+        }
+    }
+
+    /// A rendezvous send's poll. Inlined into the futures: a parked send
+    /// whose offer was taken learns it from one load (`zero.rs`, "Taken
+    /// without the lock") without the call; the rest is out of line.
+    #[inline(always)]
+    fn poll_send_zero(
+        &self,
+        z: &zero::Channel<T>,
+        value: &mut Option<T>,
+        key: &mut Option<usize>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), SendError<T>>> {
+        if let Some(t) = *key {
+            if z.taken(t) {
+                *key = None;
+                return Poll::Ready(Ok(()));
+            }
+        }
+        self.poll_send_zero_slow(z, value, key, cx)
+    }
+
+    #[inline(never)]
+    fn poll_send_zero_slow(
+        &self,
+        z: &zero::Channel<T>,
+        value: &mut Option<T>,
+        key: &mut Option<usize>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), SendError<T>>> {
+        match *key {
+            None => {
+                let v = value.take().expect("send polled after completion");
+                // A probing select does not offer: an offer may be taken
+                // at once, which would commit this arm before the others
+                // ran. Handing to a parked receiver completes it, fine.
+                match z.send(v, cx.waker(), !select::probing()) {
+                    zero::SendState::Given => Poll::Ready(Ok(())),
+                    zero::SendState::Offered(k) => {
+                        *key = Some(k);
+                        Poll::Pending
+                    }
+                    zero::SendState::NotNow(v) => {
+                        *value = Some(v);
+                        Poll::Pending
+                    }
+                    zero::SendState::Closed(v) => Poll::Ready(Err(SendError(v))),
+                }
+            }
+            Some(k) => match z.poll_offer(k, cx.waker()) {
+                zero::OfferState::Taken => {
+                    *key = None;
+                    Poll::Ready(Ok(()))
+                }
+                zero::OfferState::Closed(v) => {
+                    *key = None;
+                    Poll::Ready(Err(SendError(v)))
+                }
+                zero::OfferState::Pending => Poll::Pending,
+            },
         }
     }
 
@@ -1036,6 +1067,9 @@ impl<T> Future for Send<'_, T> {
                 Err(Seen::Nothing) => {}
             }
         }
+        if let Flavor::Zero(z) = &chan.flavor {
+            return chan.poll_send_zero(z, &mut this.value, &mut this.key, cx);
+        }
         chan.poll_send(&mut this.value, &mut this.key, cx, Seen::Nothing)
     }
 }
@@ -1273,7 +1307,10 @@ impl<T> Future for Recv<'_, T> {
                 Err(Seen::Nothing) => {}
             }
         }
-        this.chan.poll_recv(&mut this.key, cx, Seen::Nothing)
+        match &this.chan.flavor {
+            Flavor::Zero(z) => z.poll_take(&mut this.key, cx.waker(), !select::probing()),
+            _ => this.chan.poll_recv(&mut this.key, cx, Seen::Nothing),
+        }
     }
 }
 

@@ -13,13 +13,13 @@ mod slab;
 pub(crate) mod state;
 mod waker;
 
-pub(crate) use waker::abort_handle_of;
 pub use waker::wake_queued;
+pub(crate) use waker::{abort_handle_of, is_task_waker, notify_in_place, InPlace};
 
 pub(crate) use error::panic_message;
 pub use error::JoinError;
 pub use join::{AbortHandle, AbortOnDrop, JoinHandle};
-pub(crate) use raw::{Notified, RawTask, Schedule};
+pub(crate) use raw::{Notified, RawTask, Schedule, Submit};
 
 /// Tasks for unit tests that are never run: their `Notified` is dropped
 /// (cancelling them) wherever a scheduler would queue it.

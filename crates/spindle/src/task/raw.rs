@@ -109,6 +109,26 @@ unsafe impl Send for RawTask {}
 // SAFETY: as for `Send`: `&RawTask` only reaches the header's atomics.
 unsafe impl Sync for RawTask {}
 
+/// A task notified by `RawTask::notify_by_ref` and not yet scheduled: it
+/// holds the `Notified`'s reference. Scheduled by `submit`, or when
+/// dropped, so that a notification taken is never lost.
+#[must_use = "a notified task is scheduled when this is submitted or dropped"]
+pub(crate) struct Submit(RawTask);
+
+impl Submit {
+    pub(crate) fn submit(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Submit {
+    fn drop(&mut self) {
+        // SAFETY: the transition that made this took a reference for the
+        // `Notified` (state.rs), which scheduling consumes, once.
+        unsafe { (self.0.header().vtable.schedule)(self.0 .0) }
+    }
+}
+
 /// A reference that is also the one permission to run the task: it is in a
 /// run queue, a LIFO slot or the injector (NOTIFIED is set while it exists).
 pub(crate) struct Notified(RawTask);
@@ -191,10 +211,17 @@ impl RawTask {
 
     /// `wake_by_ref`: takes a new reference when it must schedule.
     pub(crate) fn wake_by_ref(self) {
-        if self.header().state.transition_to_notified_by_ref() == Wake::Submit {
-            // SAFETY: the transition took a reference for the Notified.
-            unsafe { (self.header().vtable.schedule)(self.0) }
+        if let Some(notified) = self.notify_by_ref() {
+            notified.submit();
         }
+    }
+
+    /// The first half of `wake_by_ref`: the state transition. `Some`: the
+    /// task was idle, a reference was taken for its `Notified`, and the
+    /// caller must `submit` it (perhaps later, once out of a lock).
+    #[inline]
+    pub(crate) fn notify_by_ref(self) -> Option<Submit> {
+        (self.header().state.transition_to_notified_by_ref() == Wake::Submit).then(|| Submit(self))
     }
 
     /// Asks for cancellation (abort): an idle task is scheduled so that a

@@ -2,7 +2,7 @@
 //! schedules the task through the state word (`state.rs`).
 
 use super::join::AbortHandle;
-use super::raw::{Header, RawTask};
+use super::raw::{Header, RawTask, Submit};
 use std::ptr::NonNull;
 use std::task::{RawWaker, RawWakerVTable, Waker};
 
@@ -43,11 +43,45 @@ pub(crate) fn borrowed(task: RawTask) -> Waker {
 /// reference), or `None` for a waker that is not a spindle task's. A task
 /// finds its own handle this way from inside its poll (`scope.rs`).
 pub(crate) fn abort_handle_of(waker: &Waker) -> Option<AbortHandle> {
-    (waker.vtable() == &VTABLE).then(|| {
+    is_task_waker(waker).then(|| {
         let task = raw(waker.data());
         task.ref_inc();
         AbortHandle::from_raw(task)
     })
+}
+
+/// What [`notify_in_place`] did.
+pub(crate) enum InPlace {
+    /// Not a spindle task's waker: wake it the ordinary way.
+    Foreign,
+    /// Woken; nothing to schedule (running, already notified, or done).
+    Done,
+    /// The task was idle: schedule it with `Submit::submit` (out of any lock).
+    Submit(Submit),
+}
+
+/// Wakes `waker`'s task by reference, keeping `waker` where it is, with its
+/// scheduling left to the caller: the wake's state transition (one CAS that
+/// also takes the `Notified`'s reference) can run under a lock, and the
+/// scheduling after it. A channel that keeps a parked task's waker for that
+/// task's next wait saves the clone and the drop (`chan/flavors/zero.rs`).
+#[inline]
+pub(crate) fn notify_in_place(waker: &Waker) -> InPlace {
+    if !is_task_waker(waker) {
+        return InPlace::Foreign;
+    }
+    match raw(waker.data()).notify_by_ref() {
+        Some(submit) => InPlace::Submit(submit),
+        None => InPlace::Done,
+    }
+}
+
+/// Whether `waker` is a spindle task's: its vtable is `VTABLE`, by
+/// address (a `static` has one; comparing the tables' four function
+/// pointers instead cost a dozen instructions at every wake in place).
+#[inline]
+pub(crate) fn is_task_waker(waker: &Waker) -> bool {
+    std::ptr::eq(waker.vtable(), &VTABLE)
 }
 
 /// Wakes `waker`'s task at the back of the current worker's run queue
@@ -64,7 +98,7 @@ pub(crate) fn abort_handle_of(waker: &Waker) -> Option<AbortHandle> {
 /// A waker that is not a spindle task's (or a wake from outside a worker)
 /// is simply woken.
 pub fn wake_queued(waker: Waker) {
-    if waker.vtable() != &VTABLE {
+    if !is_task_waker(&waker) {
         return waker.wake();
     }
     let task = raw(waker.data());
