@@ -226,6 +226,7 @@ impl<T> Inner<T> {
     /// Takes the oldest offer's value and frees its slot (which tells its
     /// sender: module docs); returns the value and the sender's wake-up, to
     /// finish once the lock is released.
+    #[inline(always)]
     fn take_offer(&mut self, gens: &[AtomicUsize]) -> Option<(T, Option<Wakeup>)> {
         let k = self.queue.pop_front()?;
         let o = &mut self.offers[k];
