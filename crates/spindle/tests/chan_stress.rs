@@ -137,3 +137,46 @@ fn hundred_receivers_all_progress() {
     let total: u64 = per_rx.iter().map(|c| c.load(Ordering::Relaxed)).sum();
     assert_eq!(total, sent);
 }
+
+/// Producers take turns in bursts long enough for one thread to own the
+/// ring's claim words (more than 128 claims in a row, `flavors/bias.rs`),
+/// and every other burst they race instead, so that the words are taken
+/// back mid-burst: one consumer checks that every producer's messages
+/// arrive once and in order.
+#[test]
+fn claim_words_change_owners_between_bursts() {
+    let producers = 3u64;
+    let bursts = scale(400) as u64 / 10; // 40, or 2 under miri
+    let burst = if cfg!(miri) { 130 } else { 300 };
+    let (tx, rx) = chan::bounded::<(u64, u64)>(512);
+    let turn = Arc::new(AtomicU64::new(0));
+    let prods: Vec<_> = (0..producers)
+        .map(|p| {
+            let (tx, turn) = (tx.clone(), turn.clone());
+            thread::spawn(move || {
+                for b in 0..bursts {
+                    let alone = b % 2 == 0;
+                    while alone && turn.load(Ordering::Acquire) % producers != p {
+                        thread::yield_now();
+                    }
+                    for i in 0..burst {
+                        tx.send_blocking((p, b * burst + i)).unwrap();
+                    }
+                    if alone {
+                        turn.fetch_add(1, Ordering::Release);
+                    }
+                }
+            })
+        })
+        .collect();
+    drop(tx);
+    let mut next = vec![0u64; producers as usize];
+    while let Ok((p, i)) = rx.recv_blocking() {
+        assert_eq!(i, next[p as usize], "producer {p}: out of order or lost");
+        next[p as usize] += 1;
+    }
+    for h in prods {
+        h.join().unwrap();
+    }
+    assert_eq!(next, vec![bursts * burst; producers as usize]);
+}

@@ -443,6 +443,104 @@ fn spsc_push_pop_close() {
     });
 }
 
+// ------------------------------------------------- owned claim words
+
+/// Runs `f` as a model with the bounded ring's claim words owned by a
+/// thread after its first claim (`chan/flavors/bias.rs`), and checks that
+/// plain claims were made.
+fn owned_model(f: impl Fn() + Sync + Send + 'static) {
+    chan::__loom_own_words_after(1);
+    let before = chan::__loom_plain_claims();
+    model(f);
+    chan::__loom_own_words_after(0xffff); // never, as by default
+    assert!(
+        chan::__loom_plain_claims() > before,
+        "no plain claim was modelled"
+    );
+}
+
+/// The sender owns `tail` (its first send) and sends again with a plain
+/// claim while the receiver, on another thread, takes the first message
+/// and may park on the empty ring, raising `WAITING` on `tail`: which
+/// takes the word back from the sender first. Both messages arrive, in
+/// order, and nobody sleeps beside a message (a loom deadlock).
+#[test]
+fn owned_tail_vs_parking_receiver() {
+    owned_model(|| {
+        let (tx, rx) = chan::bounded::<u32>(2);
+        tx.try_send(1).unwrap();
+        let t = thread::spawn(move || (rx.recv_blocking(), rx.recv_blocking()));
+        tx.send_blocking(2).unwrap();
+        assert_eq!(t.join().unwrap(), (Ok(1), Ok(2)));
+    });
+}
+
+/// The receiver owns `head` (and `tail`: one thread made the first claims
+/// on both) and receives with plain claims while a sender on another
+/// thread finds the ring full and parks, raising `WAITING` on `head`,
+/// which takes the word back first: the slot freed by the receive must
+/// wake it.
+#[test]
+fn owned_head_vs_parking_sender() {
+    owned_model(|| {
+        let (tx, rx) = chan::bounded::<u32>(1);
+        tx.try_send(1).unwrap();
+        assert_eq!(rx.try_recv(), Ok(1));
+        tx.try_send(2).unwrap();
+        let t = thread::spawn(move || tx.send_blocking(3).unwrap());
+        assert_eq!(rx.recv_blocking(), Ok(2));
+        assert_eq!(rx.recv_blocking(), Ok(3));
+        t.join().unwrap();
+    });
+}
+
+/// A second sender on another thread revokes the first sender's
+/// ownership of `tail` while the owner may be inside a plain claim: no
+/// claim is lost or made twice (both values arrive, the ring then empty).
+#[test]
+fn owned_tail_revoked_by_another_sender() {
+    owned_model(|| {
+        let (tx, rx) = chan::bounded::<u32>(3);
+        let tx2 = tx.clone();
+        tx.try_send(1).unwrap();
+        let t = thread::spawn(move || tx2.try_send(2).unwrap());
+        tx.try_send(3).unwrap();
+        t.join().unwrap();
+        let mut got = [
+            rx.try_recv().unwrap(),
+            rx.try_recv().unwrap(),
+            rx.try_recv().unwrap(),
+        ];
+        got.sort();
+        assert_eq!(got, [1, 2, 3]);
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+    });
+}
+
+/// Close from another thread (an RMW of `CLOSED` on the owned `tail`,
+/// which takes the word back first) races the owner's plain claim: the
+/// send lands before the close, and is drained, or fails; the ring is then
+/// empty and closed.
+#[test]
+fn owned_tail_vs_close() {
+    owned_model(|| {
+        let (tx, rx) = chan::bounded::<u32>(2);
+        tx.try_send(1).unwrap();
+        let t = thread::spawn(move || {
+            rx.close();
+            let mut n = 0;
+            while rx.try_recv().is_ok() {
+                n += 1;
+            }
+            (n, rx)
+        });
+        let sent = tx.try_send(2).is_ok();
+        let (drained, rx) = t.join().unwrap();
+        assert_eq!(drained, 1 + u32::from(sent));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Closed));
+    });
+}
+
 // -------------------------------------------------------------- batch
 
 /// A batch send claiming runs (one CAS) against a batch receive claiming

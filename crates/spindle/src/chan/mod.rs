@@ -86,6 +86,22 @@ pub mod spsc {
     pub use super::flavors::spsc::{ReadSlice, WriteSlice};
 }
 
+/// Loom models only: a bounded ring's claim words are owned by a thread
+/// after `n` claims in a row by it (`flavors/bias.rs`; never by default
+/// under loom). Applies to models run on this thread.
+#[cfg(loom)]
+#[doc(hidden)]
+pub fn __loom_own_words_after(n: u64) {
+    flavors::bias::loom_own_words_after(n);
+}
+
+/// Loom models only: plain claims (by an owner) made on this thread so far.
+#[cfg(loom)]
+#[doc(hidden)]
+pub fn __loom_plain_claims() -> u64 {
+    flavors::bias::loom_plain_claims()
+}
+
 pub use flavors::broadcast::channel as broadcast;
 pub use flavors::oneshot::channel as oneshot;
 pub use flavors::spsc::channel as spsc;

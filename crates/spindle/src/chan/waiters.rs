@@ -71,7 +71,8 @@
 
 use std::task::Waker;
 
-use crate::loom::{fence, lock, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::chan::flavors::bias::ClaimWord;
+use crate::loom::{fence, lock, AtomicBool, AtomicUsize, Mutex, Ordering};
 
 /// How notifiers learn that a waiter may be parked; see the module docs.
 #[derive(Clone, Copy)]
@@ -79,7 +80,7 @@ pub(crate) enum Signal<'a> {
     /// The `waiting` count, read by notifiers after a SeqCst fence.
     Fence,
     /// A bit of a word that every notifier moves with an RMW that returns it.
-    Flag(&'a AtomicU64, u64),
+    Flag(&'a ClaimWord, u64),
 }
 
 impl Signal<'_> {
@@ -88,13 +89,14 @@ impl Signal<'_> {
             // Relaxed: only the word's modification order matters (a claim
             // after this RMW sees the bit); the waiter's links are published
             // to the notifier by the lock it takes before unlinking them.
-            word.fetch_or(bit, Ordering::Relaxed);
+            // (A word another thread owns is taken from it first: `bias.rs`.)
+            word.raise(bit, Ordering::Relaxed);
         }
     }
 
     fn lower(self) {
         if let Signal::Flag(word, bit) = self {
-            word.fetch_and(!bit, Ordering::Relaxed);
+            word.lower(bit, Ordering::Relaxed);
         }
     }
 }
@@ -519,7 +521,7 @@ mod tests {
     /// A list capped at one wake-up in flight, its flag word, and waiters
     /// `0..n` registered in that order, each with a counting waker.
     struct Fixture {
-        word: AtomicU64,
+        word: ClaimWord,
         list: WaitList,
         counters: Vec<Arc<Counter>>,
         wakers: Vec<Waker>,
@@ -530,7 +532,7 @@ mod tests {
         fn new(n: usize) -> Fixture {
             let counters: Vec<_> = (0..n).map(|_| Arc::new(Counter(Count::new(0)))).collect();
             let mut f = Fixture {
-                word: AtomicU64::new(0),
+                word: ClaimWord::new(),
                 list: WaitList::with_limit(1),
                 wakers: counters.iter().map(|c| Waker::from(c.clone())).collect(),
                 counters,
@@ -661,10 +663,10 @@ mod loom_model {
     use std::task::Wake;
 
     const FLAG: u64 = 2;
-    const ONE: u64 = 4;
+    const ONE: u64 = 8; // above the flag bits of a claim word (`bias.rs`: BIASED is 4)
 
     struct Ring {
-        word: AtomicU64,
+        word: ClaimWord,
         receivers: WaitList,
     }
 
@@ -674,18 +676,20 @@ mod loom_model {
         }
 
         fn send(&self) {
-            if self.word.fetch_add(ONE, Ordering::AcqRel) & FLAG != 0 {
+            if self.word.raw().fetch_add(ONE, Ordering::AcqRel) & FLAG != 0 {
                 self.receivers.notify_one(self.signal());
             }
         }
 
         fn try_recv(&self) -> bool {
-            let mut w = self.word.load(Ordering::Acquire);
+            let mut w = self.word.raw().load(Ordering::Acquire);
             while w >= ONE {
-                match self
-                    .word
-                    .compare_exchange(w, w - ONE, Ordering::AcqRel, Ordering::Acquire)
-                {
+                match self.word.raw().compare_exchange(
+                    w,
+                    w - ONE,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
                     Ok(_) => return true,
                     Err(now) => w = now,
                 }
@@ -700,7 +704,7 @@ mod loom_model {
                 if self.try_recv() {
                     if key.is_some()
                         && self.receivers.complete(key, self.signal())
-                        && self.word.load(Ordering::Acquire) >= ONE
+                        && self.word.raw().load(Ordering::Acquire) >= ONE
                     {
                         self.receivers.wake_oldest(self.signal());
                     }
@@ -740,7 +744,7 @@ mod loom_model {
     fn capped_wakeups_are_passed_on() {
         loom::model(|| {
             let ring = Arc::new(Ring {
-                word: AtomicU64::new(0),
+                word: ClaimWord::new(),
                 receivers: WaitList::with_limit(1),
             });
             let rs: Vec<_> = (0..2)
@@ -754,7 +758,7 @@ mod loom_model {
             for r in rs {
                 r.join().unwrap();
             }
-            assert_eq!(ring.word.load(Ordering::Relaxed) & !FLAG, 0);
+            assert_eq!(ring.word.raw().load(Ordering::Relaxed) & !FLAG, 0);
         });
     }
 }

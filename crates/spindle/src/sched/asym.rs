@@ -15,6 +15,10 @@
 //! borrower then needs only a compiler fence, so that the compiler keeps
 //! its store before its load.
 //!
+//! The bounded ring's owned claim words (`chan/flavors/bias.rs`) use the
+//! same pair: the owner's plain claims are the hot side, a revocation the
+//! rare one.
+//!
 //! The membarrier path is used once the process registered for it
 //! (`register`, at runtime build; Linux 4.14+). Before that, where the
 //! kernel refuses it, under loom (which models fences, not IPIs) and under
@@ -54,6 +58,16 @@ pub(crate) fn register() {
     if !REGISTERED.load(Relaxed) && membarrier(REGISTER_PRIVATE_EXPEDITED) {
         REGISTERED.store(true, Relaxed);
     }
+}
+
+/// Whether [`light`] is only a compiler fence now (the process registered
+/// for membarrier): where it is a full fence, a protocol that trades a
+/// locked instruction on its hot path for it gains nothing.
+pub(crate) fn light_is_cheap() -> bool {
+    #[cfg(all(target_os = "linux", not(loom), not(miri)))]
+    return REGISTERED.load(Relaxed);
+    #[allow(unreachable_code)]
+    false
 }
 
 /// The hot side: between the borrower's store to its own flag and its load

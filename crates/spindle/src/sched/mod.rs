@@ -8,7 +8,7 @@
 //! the local queue without any lock; `HANDLE` says which runtime `spawn`
 //! talks to on a thread that runs no core (inside `block_on`, `Runtime::enter`).
 
-mod asym;
+pub(crate) mod asym;
 pub(crate) mod current_thread;
 pub(crate) mod diagnostics;
 pub(crate) mod doze;

@@ -3,6 +3,7 @@
 //! broadcast, spsc, whose handles differ in shape).
 
 pub(crate) mod array;
+pub(crate) mod bias;
 pub(crate) mod broadcast;
 pub(crate) mod list;
 pub(crate) mod oneshot;
