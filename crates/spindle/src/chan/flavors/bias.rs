@@ -82,7 +82,8 @@ const FREE: u64 = 0;
 const REVOKING: u64 = u64::MAX;
 const NEVER: u64 = u64::MAX;
 const EPOCH_BITS: u32 = 8;
-/// Ownerships a word may begin in its life (one `busy` flag each).
+/// Ownerships a word may begin in its life (one `busy` flag each; a power
+/// of two, so that `tag & (MAX_BIASES - 1)` is the epoch).
 const MAX_BIASES: u64 = 4;
 /// Claims by CAS in a row from one thread before it takes the word.
 #[cfg(not(loom))]
