@@ -319,9 +319,11 @@ impl<T> Channel<T> {
     /// overwritten with `None` without dropping: the slot owns the value.
     ///
     /// # Safety
-    /// The caller claimed position `pos` of `slot`, whose stamp said empty
-    /// (Acquire), and `value` is `Some`.
+    /// The caller claimed position `pos` of `slot` (a CAS or a plain claim
+    /// on an owned word), whose stamp said empty (Acquire); `value` is `Some`.
     #[inline(always)]
+    // SAFETY: an obligation of the callers (`# Safety`), both fast paths
+    // calling it right after their claim.
     unsafe fn fill(slot: &Slot<T>, pos: u64, value: &mut Option<T>) {
         // SAFETY: the caller's claim makes us the slot's only writer, and
         // its last reader is done (the stamp, Acquire); `value` is `Some`.
