@@ -276,8 +276,9 @@ impl<T> Channel<T> {
             if tail & CLOSED == 0 && stamp == 2 * pos {
                 let new = (self.next(pos) << SHIFT) | (tail & FLAGS);
                 if self.tail.cas(tail, new, true).is_ok() {
-                    // SAFETY: as in `push_slow`: the CAS made us the only
-                    // claimant of `pos`, whose stamp said empty (Acquire).
+                    // SAFETY: `fill`'s obligation: the CAS made us the only
+                    // claimant of `pos`, whose stamp said empty (Acquire),
+                    // and `value` was checked `Some` above.
                     unsafe { Self::fill(slot, pos, value) };
                     return PushFast::Done(tail & WAITING != 0);
                 }
@@ -305,8 +306,9 @@ impl<T> Channel<T> {
         if tail & CLOSED == 0 && stamp == 2 * pos {
             owned.set((self.next(pos) << SHIFT) | (tail & FLAGS));
             owned.leave();
-            // SAFETY: the plain claim made us the only claimant of `pos`
-            // (`bias.rs`, I3), whose stamp said empty (Acquire).
+            // SAFETY: `fill`'s obligation: the plain claim made us the only
+            // claimant of `pos` (`bias.rs`, I3), whose stamp said empty
+            // (Acquire), and `push_fast` checked `value` is `Some`.
             unsafe { Self::fill(slot, pos, value) };
             return PushFast::Done(tail & WAITING != 0);
         }
@@ -322,8 +324,6 @@ impl<T> Channel<T> {
     /// The caller claimed position `pos` of `slot` (a CAS or a plain claim
     /// on an owned word), whose stamp said empty (Acquire); `value` is `Some`.
     #[inline(always)]
-    // SAFETY: an obligation of the callers (`# Safety`), both fast paths
-    // calling it right after their claim.
     unsafe fn fill(slot: &Slot<T>, pos: u64, value: &mut Option<T>) {
         // SAFETY: the caller's claim makes us the slot's only writer, and
         // its last reader is done (the stamp, Acquire); `value` is `Some`.
