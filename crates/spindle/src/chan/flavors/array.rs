@@ -276,9 +276,9 @@ impl<T> Channel<T> {
             if tail & CLOSED == 0 && stamp == 2 * pos {
                 let new = (self.next(pos) << SHIFT) | (tail & FLAGS);
                 if self.tail.cas(tail, new, true).is_ok() {
-                    // SAFETY: `fill`'s obligation: the CAS made us the only
-                    // claimant of `pos`, whose stamp said empty (Acquire),
-                    // and `value` was checked `Some` above.
+                    // `fill`'s obligation, `value` being checked `Some` above.
+                    // SAFETY: the CAS made us the only claimant of `pos`,
+                    // whose stamp said empty (Acquire).
                     unsafe { Self::fill(slot, pos, value) };
                     return PushFast::Done(tail & WAITING != 0);
                 }
@@ -306,9 +306,9 @@ impl<T> Channel<T> {
         if tail & CLOSED == 0 && stamp == 2 * pos {
             owned.set((self.next(pos) << SHIFT) | (tail & FLAGS));
             owned.leave();
-            // SAFETY: `fill`'s obligation: the plain claim made us the only
-            // claimant of `pos` (`bias.rs`, I3), whose stamp said empty
-            // (Acquire), and `push_fast` checked `value` is `Some`.
+            // `fill`'s obligation, `push_fast` having checked `value` is `Some`.
+            // SAFETY: the plain claim made us the only claimant of `pos`
+            // (`bias.rs`, I3), whose stamp said empty (Acquire).
             unsafe { Self::fill(slot, pos, value) };
             return PushFast::Done(tail & WAITING != 0);
         }
