@@ -188,9 +188,9 @@ pub(crate) struct ClaimWord {
 
 /// This thread's plain claim in progress (I2), until [`Owned::leave`].
 ///
-/// Not a guard that ends in `drop`: a type with drop glue alive across the
-/// claim made the compiler copy a 256-byte message once more on its way
-/// into the slot (callgrind, payload_256).
+/// Ended by an explicit `leave`, not by `drop`, so that each fast path
+/// shows where its plain claim ends: before the value moves, well before
+/// any wake-up (a revoker may wait on it while holding a wait-list lock).
 #[must_use = "a plain claim holds off revokers until `leave`"]
 pub(crate) struct Owned<'a> {
     word: &'a AtomicU64,
