@@ -32,13 +32,13 @@
 //!   each spawn publishes the one before (`WorkerCtx::schedule_local`), so
 //!   nothing hidden waits longer than the gap between two spawns. (Without
 //!   that test, on a 16-core machine every spawn_1m run at 4 or more
-//!   workers had its spawn loop handed off past 100 ms, and took 3-7x as
-//!   long as at 2 workers.) Otherwise the hand-off only adds a thread competing for
-//!   the same cores, and sends every later spawn of the busy poll through
-//!   the injector: a spawn loop publishes its tasks as it goes while a
-//!   worker idles, so a worker that sleeps a moment beside it is no reason
-//!   (spawn_1m was handed off in every run of a slow hour, and took
-//!   1.5-3x as long). Each of these must hold `HOG_CONFIRM` rounds in a
+//!   workers had its spawn loop handed off past 100 ms, and took 3.5-8x
+//!   as long as at 2 workers: `docs/scaling.md`.) Otherwise the hand-off
+//!   only adds a thread competing for the same cores, and sends every
+//!   later spawn of the busy poll through the injector: a spawn loop
+//!   publishes its tasks as it goes while a worker idles, so a worker that
+//!   sleeps a moment beside it is no reason (spawn_1m was handed off in
+//!   every run of a slow hour, and took 1.5-3x as long). Each of these must hold `HOG_CONFIRM` rounds in a
 //!   row: a vCPU its host stalls for a round makes any of them true for
 //!   that round.
 //! - serves due timers and ready I/O when nobody took a turn at the driver
