@@ -191,6 +191,64 @@ fn bursts_into_a_ring_with_many_parked_receivers() {
     }
 }
 
+/// Rendezvous receivers on tasks, one after another, reuse the taker the
+/// last one left (`zero.rs`: "Kept wakers"): a sender that finds a receiver
+/// parked hands it the value and wakes it in place; a taker reused by
+/// another task wakes that task, not the finished one whose waker it kept,
+/// and a thread receiver reusing it (a foreign waker) is woken too. Every
+/// value arrives once, in order.
+#[test]
+fn rendezvous_receivers_reuse_one_taker_and_each_is_woken() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let (tx, rx) = chan::rendezvous::<u32>();
+            let per = scale(20) as u32;
+            let total = 5 * per;
+            let sender = spindle::spawn(async move {
+                for i in 0..total {
+                    // Most times the receiver parks its taker first.
+                    for _ in 0..3 {
+                        spindle::yield_now().await;
+                    }
+                    tx.send(i).await.unwrap();
+                }
+            });
+            let mut got = Vec::new();
+            for r in 0..4u32 {
+                if r == 2 {
+                    // A plain thread in the middle: its waker is not a task's.
+                    let thread_rx = rx.clone();
+                    let v = spindle::spawn_blocking(move || {
+                        (0..per)
+                            .map(|_| thread_rx.recv_blocking().unwrap())
+                            .collect::<Vec<_>>()
+                    })
+                    .await
+                    .unwrap();
+                    got.extend(v);
+                }
+                let task_rx = rx.clone();
+                let receiver = async move {
+                    let mut v = Vec::new();
+                    for _ in 0..per {
+                        v.push(task_rx.recv().await.unwrap());
+                    }
+                    v
+                };
+                // A receive woken through the wrong task's waker would hang:
+                // fail instead.
+                let v = spindle::time::timeout(Duration::from_secs(60), spindle::spawn(receiver))
+                    .await
+                    .unwrap_or_else(|_| panic!("{name}: receiver {r} never woken"))
+                    .unwrap();
+                got.extend(v);
+            }
+            sender.await.unwrap();
+            assert_eq!(got, (0..total).collect::<Vec<_>>(), "{name}");
+        });
+    }
+}
+
 /// Rendezvous senders on tasks, one after another, reuse the offer slot
 /// the last one left (`zero.rs`: "Taken without the lock", "Kept wakers"):
 /// each send completes only once its value is taken (no offer is left

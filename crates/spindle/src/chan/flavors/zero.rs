@@ -53,21 +53,25 @@
 //! 64-bit targets), between the take and the sender's next poll.
 //!
 //! # Kept wakers
-//! A freed slot keeps its sender's waker when it is a spindle task's
-//! (`crate::task::is_task_waker`), and the next offer in that slot reuses it
-//! when it wakes the same task (`Waker::will_wake`), instead of cloning a
-//! new one: a task sending in a loop parks in the slot its last offer left
-//! (the free list hands back the slot freed last). So a take cannot move
-//! the waker out to wake it after the lock: it wakes it in place
+//! A freed offer slot keeps its sender's waker, and a freed taker its
+//! receiver's, when it is a spindle task's (`crate::task::is_task_waker`);
+//! the next offer (taker) parked there reuses it when it wakes the same
+//! task (`Waker::will_wake`) instead of cloning a new one: a task sending
+//! (receiving) in a loop parks where its last offer (taker) was (the free
+//! lists hand back the entry freed last). So a take (give) cannot move the
+//! waker out to wake it after the lock: it wakes it in place
 //! (`crate::task::notify_in_place`), the task's state transition under the
 //! lock, the scheduling after it (`Wakeup`). Two locked instructions fewer
-//! per pingpong round trip (the clone's and the drop's counts). The price:
-//! a free slot holds a reference to the last task that offered in it, so
+//! a message on either side (the clone's and the drop's counts). Which
+//! side parks first in a pingpong depends on which task ran first, and the
+//! two patterns were 80 and 105-116 ms a million round trips before takers
+//! kept their wakers too (`docs/profiles.md`, session 18). The price: a
+//! free entry holds a reference to the last task that parked in it, so
 //! that task's cell (not its future, dropped when it finished) outlives it
-//! until another task offers in the slot or the channel is dropped: at most
-//! one cell per slot, and there are never more slots than sends ever
-//! parked at once. Foreign wakers are not kept (woken by value after the
-//! lock, as before).
+//! until another task parks there or the channel is dropped: at most one
+//! cell per entry, and there are never more entries than sends (receives)
+//! ever parked at once. Foreign wakers are not kept (woken by value after
+//! the lock, as before).
 //!
 use std::collections::VecDeque;
 use std::task::{Poll, Waker};
@@ -211,16 +215,17 @@ impl<T> Inner<T> {
         remove_key(&mut self.queue, k);
     }
 
-    /// Puts `value` into the oldest waiting taker; returns its waker, or the
-    /// value back when no taker waits.
-    fn give(&mut self, value: T) -> Result<Option<Waker>, T> {
+    /// Puts `value` into the oldest waiting taker; returns the receiver's
+    /// wake-up, to finish once the lock is released, or the value back when
+    /// no taker waits.
+    fn give(&mut self, value: T) -> Result<Option<Wakeup>, T> {
         let Some(k) = self.takers_waiting.pop_front() else {
             return Err(value);
         };
         let t = &mut self.takers[k];
         t.slot = Some(value);
         t.state = TakerState::Filled;
-        Ok(t.waker.take())
+        Ok(notify(&mut t.waker))
     }
 
     /// Takes the oldest offer's value and frees its slot (which tells its
@@ -231,24 +236,61 @@ impl<T> Inner<T> {
         let k = self.queue.pop_front()?;
         let o = &mut self.offers[k];
         let v = o.value.take().expect("queued offer holds its value");
-        let wakeup = match o.waker.as_ref().map(notify_in_place) {
-            None | Some(InPlace::Done) => None,
-            Some(InPlace::Submit(task)) => Some(Wakeup::Task(task)),
-            Some(InPlace::Foreign) => o.waker.take().map(Wakeup::Waker),
-        };
+        let wakeup = notify(&mut o.waker);
         self.release(k, gens);
         Some((v, wakeup))
     }
 
+    /// Frees taker `k`, whose slot is empty. A task's waker stays for the
+    /// next receive parked there ("Kept wakers").
     fn release_taker(&mut self, k: usize) {
         let t = &mut self.takers[k];
+        debug_assert!(t.slot.is_none(), "a taker is freed once its value left");
         t.state = TakerState::Free;
-        t.waker = None;
+        if !t.waker.as_ref().is_some_and(is_task_waker) {
+            t.waker = None;
+        }
         self.free_takers.push(k);
+    }
+
+    /// Parks a receive woken through `waker` in a free taker; returns its
+    /// key. A task's waker the taker kept is reused when it wakes the same
+    /// task ("Kept wakers").
+    fn park_taker(&mut self, waker: &Waker) -> usize {
+        let k = match self.free_takers.pop() {
+            Some(k) => k,
+            None => {
+                self.takers.push(Taker {
+                    slot: None,
+                    waker: None,
+                    state: TakerState::Free,
+                });
+                self.takers.len() - 1
+            }
+        };
+        let t = &mut self.takers[k];
+        debug_assert_eq!(t.state, TakerState::Free);
+        if !t.waker.as_ref().is_some_and(|kept| kept.will_wake(waker)) {
+            t.waker = Some(waker.clone());
+        }
+        t.state = TakerState::Waiting;
+        self.takers_waiting.push_back(k);
+        k
     }
 
     fn unqueue_taker(&mut self, k: usize) {
         remove_key(&mut self.takers_waiting, k);
+    }
+}
+
+/// Notifies the task behind a parked side's waker: a spindle task in place,
+/// its waker staying where it is ("Kept wakers"); a foreign waker is taken
+/// out, to be woken by value once the lock is released.
+fn notify(waker: &mut Option<Waker>) -> Option<Wakeup> {
+    match waker.as_ref().map(notify_in_place) {
+        None | Some(InPlace::Done) => None,
+        Some(InPlace::Submit(task)) => Some(Wakeup::Task(task)),
+        Some(InPlace::Foreign) => waker.take().map(Wakeup::Waker),
     }
 }
 
@@ -452,25 +494,7 @@ impl<T> Channel<T> {
                             }
                         }
                         None if !may_park => {}
-                        None => {
-                            let t = Taker {
-                                slot: None,
-                                waker: Some(waker.clone()),
-                                state: TakerState::Waiting,
-                            };
-                            let k = match g.free_takers.pop() {
-                                Some(k) => {
-                                    g.takers[k] = t;
-                                    k
-                                }
-                                None => {
-                                    g.takers.push(t);
-                                    g.takers.len() - 1
-                                }
-                            };
-                            g.takers_waiting.push_back(k);
-                            *key = Some(k);
-                        }
+                        None => *key = Some(g.park_taker(waker)),
                     }
                     return Poll::Pending;
                 }
