@@ -184,8 +184,7 @@ impl<T> Inner<T> {
         debug_assert_eq!(o.state, State::Free);
         o.value = Some(value);
         match waker {
-            Some(w) if o.waker.as_ref().is_some_and(|kept| kept.will_wake(w)) => {}
-            Some(w) => o.waker = Some(w.clone()),
+            Some(w) => keep_or_clone(&mut o.waker, w),
             None => o.waker = None,
         }
         o.state = State::Offered;
@@ -270,9 +269,7 @@ impl<T> Inner<T> {
         };
         let t = &mut self.takers[k];
         debug_assert_eq!(t.state, TakerState::Free);
-        if !t.waker.as_ref().is_some_and(|kept| kept.will_wake(waker)) {
-            t.waker = Some(waker.clone());
-        }
+        keep_or_clone(&mut t.waker, waker);
         t.state = TakerState::Waiting;
         self.takers_waiting.push_back(k);
         k
@@ -280,6 +277,14 @@ impl<T> Inner<T> {
 
     fn unqueue_taker(&mut self, k: usize) {
         remove_key(&mut self.takers_waiting, k);
+    }
+}
+
+/// Stores `waker` in `slot` for a parked side, keeping what is there when
+/// it wakes the same task ("Kept wakers": no clone, no reference count).
+fn keep_or_clone(slot: &mut Option<Waker>, waker: &Waker) {
+    if !slot.as_ref().is_some_and(|kept| kept.will_wake(waker)) {
+        *slot = Some(waker.clone());
     }
 }
 
@@ -412,10 +417,7 @@ impl<T> Channel<T> {
             g.release(k, &self.gens);
             return OfferState::Closed(v.expect("offered entry holds its value"));
         }
-        let o = &mut g.offers[k];
-        if !o.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
-            o.waker = Some(waker.clone());
-        }
+        keep_or_clone(&mut g.offers[k].waker, waker);
         OfferState::Pending
     }
 
@@ -487,12 +489,7 @@ impl<T> Channel<T> {
                 }
                 None => {
                     match *key {
-                        Some(k) => {
-                            let t = &mut g.takers[k];
-                            if !t.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
-                                t.waker = Some(waker.clone());
-                            }
-                        }
+                        Some(k) => keep_or_clone(&mut g.takers[k].waker, waker),
                         None if !may_park => {}
                         None => *key = Some(g.park_taker(waker)),
                     }
