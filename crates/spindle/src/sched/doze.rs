@@ -77,7 +77,7 @@ mod loom_model {
     fn a_waking_worker_never_leaves_the_monitor_dozing() {
         loom::model(|| {
             let idle = Arc::new(Idle::new(1));
-            idle.worker_to_parked(0, false);
+            idle.worker_to_parked(0);
             let doze = Arc::new(Doze::default());
             let unparked = Arc::new(AtomicBool::new(false));
             let worker = {

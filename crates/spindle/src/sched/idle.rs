@@ -15,9 +15,11 @@
 //!   as one under the sleepers lock), so one push wakes at most one worker.
 //! - A searcher that finds work stops searching; if it was the last searcher
 //!   it wakes another, so that work pushed while it searched is not missed.
-//! - A worker going to sleep first records itself (SeqCst RMW under the lock),
-//!   then (fence) re-checks every queue and wakes a worker if it finds any
-//!   work. With the notifier's fence, either the notifier sees the sleeper or
+//! - A worker going to sleep stops searching (if it was: a searcher that
+//!   found nothing stays awake a moment longer, `spin.rs`, and must not
+//!   keep notifiers from waking others meanwhile), then records itself
+//!   (SeqCst RMW under the lock), then (fence) re-checks every queue and
+//!   wakes a worker if it finds any work. With the notifier's fence, either the notifier sees the sleeper or
 //!   the sleeper sees the work.
 
 use crate::loom::{fence, lock, AtomicUsize, Mutex, Ordering::*};
@@ -66,11 +68,11 @@ impl Idle {
         Self::searching(prev) == 1
     }
 
-    /// The worker goes to sleep (it then re-checks every queue: rule 4).
-    pub(crate) fn worker_to_parked(&self, index: usize, searching: bool) {
+    /// The worker, no longer searching, goes to sleep (it then re-checks
+    /// every queue: rule 4).
+    pub(crate) fn worker_to_parked(&self, index: usize) {
         let mut sleepers = lock(&self.sleepers);
-        let dec = (1 << UNPARK_SHIFT) + usize::from(searching);
-        self.state.fetch_sub(dec, SeqCst);
+        self.state.fetch_sub(1 << UNPARK_SHIFT, SeqCst);
         sleepers.push(index);
     }
 

@@ -16,7 +16,8 @@
 //! 3. its ring; 4. a batch from the injector;
 //! 5. stealing half of another worker's ring, as one of at most half the
 //!    workers searching (`idle.rs`), spinning a few rounds before
-//! 6. parking (`idle.rs` has the protocol, `docs/sleep-wake.md` the proof).
+//! 6. yielding its CPU once and parking (`spin.rs` has the policy, `idle.rs`
+//!    the protocol, `docs/sleep-wake.md` the proof).
 //!
 //! Tasks hold the shared state through a `Hook` (`hook.rs`): each worker
 //! keeps a purse of the state's units, so spawning and freeing tasks costs
@@ -34,7 +35,7 @@ use super::lent::Lent;
 use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
 use super::park::Parker;
 use super::queue::{self, Local, Steal, Stealer};
-use super::spin::SpinBudget;
+use super::spin::{ParkYield, SpinBudget};
 use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
 use crate::blocking::Pool;
 use crate::loom::{lock, spin_loop, Arc, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::*};
@@ -158,6 +159,8 @@ pub(crate) struct Core {
     rng: u32,
     /// Rounds of stealing before parking (`spin.rs`).
     spin: SpinBudget,
+    /// Whether to yield the CPU once before parking (`spin.rs`).
+    park_yield: ParkYield,
 }
 
 impl Shared {
@@ -801,13 +804,20 @@ impl WorkerCtx {
             return Some(core);
         }
         let shared = self.shared();
+        // Out of the search first: while a searcher is counted, nobody wakes
+        // a sleeper for new work, and the yield may last a time slice. Still
+        // counted awake: work pushed meanwhile is seen by the re-check below.
+        if core.is_searching {
+            core.is_searching = false;
+            shared.idle.worker_from_searching();
+        }
+        core.park_yield.before_park();
         // Every sleeper re-checks, not only the last searcher: a worker that
         // was refused the search (another searched then) and a push made
         // while it still counted as awake would otherwise both go unseen
         // (`docs/sleep-wake.md`, case C; found by the loom model
         // `fresh_tasks_reach_another_worker`).
-        shared.idle.worker_to_parked(self.index, core.is_searching);
-        core.is_searching = false;
+        shared.idle.worker_to_parked(self.index);
         shared.notify_if_work_pending();
         bump(&self.counters().parks, 1);
         let parker = &shared.remotes[self.index].parker;
@@ -904,6 +914,7 @@ pub(crate) fn build(
             is_searching: false,
             rng: 0x9E37_79B9u32.wrapping_mul(i as u32 + 1) | 1,
             spin: SpinBudget::new(),
+            park_yield: ParkYield::new(),
         });
     }
     let shared = Arc::new(Shared {
