@@ -32,6 +32,7 @@ pub struct Builder {
     max_blocking_threads: usize,
     blocking_keep_alive: Duration,
     handoff_after: Option<Duration>,
+    yield_before_park: bool,
     slow_poll: Option<Duration>,
     stall_after: Option<Duration>,
     on_stall: OnStall,
@@ -86,6 +87,7 @@ impl fmt::Debug for Builder {
             .field("flavor", &self.flavor)
             .field("workers", &self.workers)
             .field("handoff_after", &self.handoff_after)
+            .field("yield_before_park", &self.yield_before_park)
             .field("slow_poll", &self.slow_poll)
             .field("stall_after", &self.stall_after)
             .finish_non_exhaustive()
@@ -110,6 +112,7 @@ impl Builder {
             max_blocking_threads: 512,
             blocking_keep_alive: Duration::from_secs(10),
             handoff_after: Some(DEFAULT_HANDOFF_AFTER),
+            yield_before_park: true,
             slow_poll: None,
             stall_after: Some(Duration::from_secs(1)),
             on_stall: std::sync::Arc::new(diagnostics::print_stall),
@@ -165,6 +168,19 @@ impl Builder {
     /// the monitor then only serves timers and I/O).
     pub fn handoff_after(mut self, after: Option<Duration>) -> Builder {
         self.handoff_after = after;
+        self
+    }
+
+    /// Multi-thread flavour: whether a worker out of work yields its CPU
+    /// once (`sched_yield`) before it parks (default: yes). A thread that
+    /// feeds the runtime from the same CPU (a load generator, a producer
+    /// thread) then queues its batch first, and the worker takes it whole
+    /// instead of being woken, and preempting the feeder, item by item. A
+    /// neighbour that keeps yields running long (a CPU-bound process) makes
+    /// the workers yield rarely, on their own; turn it off where even those
+    /// rare yields' latency (a time slice now and then) matters more.
+    pub fn yield_before_park(mut self, on: bool) -> Builder {
+        self.yield_before_park = on;
         self
     }
 
@@ -255,6 +271,7 @@ impl Builder {
                     thread_name: self.thread_name.clone(),
                     stack_size: self.stack_size,
                     handoff_after: self.handoff_after,
+                    yield_before_park: self.yield_before_park,
                     slow_poll: match self.slow_poll {
                         Some(t) => Some(t),
                         None => slow_poll_from_env()?,

@@ -1071,3 +1071,38 @@ fn a_lone_ping_pong_pair_stays_on_one_worker() {
         "the pair moved between workers {moves} times (2 are its spawns); polls per worker {polls:?}"
     );
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "a scheduling-policy check, not a memory one")]
+fn workers_told_not_to_yield_before_parking_still_sleep_and_wake_for_a_thread() {
+    // `yield_before_park(false)`: the park path without its yield. A plain
+    // thread feeds a task with pauses long enough for the workers to park
+    // between messages; every message must still be received.
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(2)
+        .yield_before_park(false)
+        .build()
+        .unwrap();
+    let (tx, rx) = spindle::chan::bounded::<u64>(4);
+    let feeder = std::thread::spawn(move || {
+        for i in 0..50 {
+            std::thread::sleep(Duration::from_micros(200));
+            tx.send_blocking(i).unwrap();
+        }
+    });
+    let receiver = rt.spawn(async move {
+        let mut sum = 0;
+        while let Ok(v) = rx.recv().await {
+            sum += v;
+        }
+        sum
+    });
+    let sum = rt.block_on(receiver).unwrap();
+    feeder.join().unwrap();
+    assert_eq!(sum, 50 * 49 / 2);
+    let parks: u64 = rt.metrics().workers.iter().map(|w| w.parks).sum();
+    assert!(
+        parks >= 25,
+        "{parks} parks: the workers did not sleep between messages"
+    );
+}

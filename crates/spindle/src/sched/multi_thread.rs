@@ -88,6 +88,8 @@ pub(crate) struct Config {
     /// A poll running longer than this has its core handed to a new thread
     /// (`None`: never).
     pub(crate) handoff_after: Option<Duration>,
+    /// Whether an idle worker yields its CPU once before parking (`spin.rs`).
+    pub(crate) yield_before_park: bool,
     /// Polls longer than this are counted (`None`: polls are not timed).
     pub(crate) slow_poll: Option<Duration>,
     /// All idle with parked tasks this long is reported (`None`: never).
@@ -102,6 +104,7 @@ impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
             .field("handoff_after", &self.handoff_after)
+            .field("yield_before_park", &self.yield_before_park)
             .field("slow_poll", &self.slow_poll)
             .field("stall_after", &self.stall_after)
             .field("track_spawns", &self.track_spawns)
@@ -914,7 +917,7 @@ pub(crate) fn build(
             is_searching: false,
             rng: 0x9E37_79B9u32.wrapping_mul(i as u32 + 1) | 1,
             spin: SpinBudget::new(),
-            park_yield: ParkYield::new(),
+            park_yield: ParkYield::new(config.yield_before_park),
         });
     }
     let shared = Arc::new(Shared {

@@ -125,14 +125,17 @@ pub(crate) struct ParkYield {
     /// While the share is high, each long yield skips `FIRST_SKIP << level`
     /// parks and raises the level.
     level: u8,
+    /// `Builder::yield_before_park(false)`: never yields.
+    off: bool,
 }
 
 impl ParkYield {
-    pub(crate) fn new() -> ParkYield {
+    pub(crate) fn new(on: bool) -> ParkYield {
         ParkYield {
             skip: 0,
             long_rate: 0,
             level: 0,
+            off: !on,
         }
     }
 
@@ -151,6 +154,9 @@ impl ParkYield {
     }
 
     fn should_yield(&mut self) -> bool {
+        if self.off {
+            return false;
+        }
         if self.skip > 0 {
             self.skip -= 1;
             return false;
@@ -226,7 +232,7 @@ mod tests {
     #[test]
     fn a_high_share_of_long_yields_suspends_yielding_for_doubling_runs_of_parks() {
         let short = LONG_YIELD / 10;
-        let mut y = ParkYield::new();
+        let mut y = ParkYield::new(true);
         // A few long yields among short ones (a feeder's batches, a sibling
         // worker's): every park keeps its yield.
         for i in 0..1000 {
@@ -263,5 +269,13 @@ mod tests {
         let (longs, skipped) = longs_until_skip(&mut y);
         assert!(longs > 1, "one long yield alone suspends nothing");
         assert_eq!(skipped, FIRST_SKIP, "from the first level");
+    }
+
+    #[test]
+    fn a_worker_told_not_to_yield_never_does() {
+        let mut y = ParkYield::new(false);
+        for _ in 0..100 {
+            assert!(!y.should_yield());
+        }
     }
 }
