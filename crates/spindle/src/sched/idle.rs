@@ -19,8 +19,8 @@
 //!   found nothing stays awake a moment longer, `spin.rs`, and must not
 //!   keep notifiers from waking others meanwhile), then records itself
 //!   (SeqCst RMW under the lock), then (fence) re-checks every queue and
-//!   wakes a worker if it finds any work. With the notifier's fence, either the notifier sees the sleeper or
-//!   the sleeper sees the work.
+//!   wakes a worker if it finds any work. With the notifier's fence,
+//!   either the notifier sees the sleeper or the sleeper sees the work.
 
 use crate::loom::{fence, lock, AtomicUsize, Mutex, Ordering::*};
 

@@ -987,6 +987,8 @@ mod loom_model {
             thread_name: "loom".into(),
             stack_size: None,
             handoff_after: None,
+            // A no-op under loom (`spin.rs`); on, as by default.
+            yield_before_park: true,
             slow_poll: None,
             stall_after: None,
             on_stall: std::sync::Arc::new(diagnostics::print_stall),
