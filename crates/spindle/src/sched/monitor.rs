@@ -38,9 +38,9 @@
 //!   later spawn of the busy poll through the injector: a spawn loop
 //!   publishes its tasks as it goes while a worker idles, so a worker that
 //!   sleeps a moment beside it is no reason (spawn_1m was handed off in
-//!   every run of a slow hour, and took 1.5-3x as long). Each of these must hold `HOG_CONFIRM` rounds in a
-//!   row: a vCPU its host stalls for a round makes any of them true for
-//!   that round.
+//!   every run of a slow hour, and took 1.5-3x as long). Each of these
+//!   must hold `HOG_CONFIRM` rounds in a row: a vCPU its host stalls for a
+//!   round makes any of them true for that round.
 //! - serves due timers and ready I/O when nobody took a turn at the driver
 //!   for a whole round (every worker inside a long poll; busy workers with
 //!   short polls take turns every few dozen polls, and a parked worker waits
