@@ -56,6 +56,14 @@
 //!   lowered when the last wake-up slot is taken and raised again, under the
 //!   lock and before its owner re-checks the channel, by the entry whose
 //!   leaving frees a slot while waiters are linked.
+//! - An entry that re-registers from `Notified` keeps a *baton*: its
+//!   re-check may take one message while notifies absorbed at the limit
+//!   left more, and nobody else was woken for those. So its completion (or
+//!   cancellation) passes the wake-up on as a notified one's would
+//!   (`complete` returns `true`). Without it, a receiver woken, beaten to
+//!   its message, and parking again while two sends landed took the first
+//!   in its re-check and left the second beside a sleeping waiter (found by
+//!   review; `tests/chan_waiters.rs`).
 //! - The cost: a woken operation that is neither polled nor dropped holds
 //!   its slot; with `limit` of them the list stays saturated and its other
 //!   waiters are woken only by the valve: a waiter about to park on the
@@ -114,6 +122,12 @@ enum State {
 struct Entry {
     waker: Option<Waker>,
     state: State,
+    /// Set when the entry went from `Notified` back to `Waiting` (its
+    /// operation found nothing and parked again), cleared when it is
+    /// released: it still holds the wake-up it was given, which notifies
+    /// absorbed at the limit may have counted on (module docs), so it is
+    /// passed on like a notification when the operation ends.
+    baton: bool,
     prev: usize,
     /// Next in the FIFO while `Waiting`, next free entry while `Free`.
     next: usize,
@@ -139,6 +153,7 @@ impl Slab {
             self.entries.push(Entry {
                 waker: None,
                 state: State::Free,
+                baton: false,
                 prev: NIL,
                 next: NIL,
             });
@@ -150,6 +165,7 @@ impl Slab {
         let e = &mut self.entries[k];
         e.state = State::Free;
         e.waker = None;
+        e.baton = false;
         e.next = self.free;
         self.free = k;
     }
@@ -296,6 +312,7 @@ impl WaitList {
                 State::Free | State::Notified => {
                     if s.entries[k].state == State::Notified {
                         self.unnotify(&mut s);
+                        s.entries[k].baton = true;
                     }
                     s.entries[k].state = State::Waiting;
                     s.entries[k].waker = Some(waker.clone());
@@ -318,7 +335,9 @@ impl WaitList {
     }
 
     /// Releases `key` after the operation completed. Returns whether the
-    /// waiter had been notified.
+    /// waiter had been notified, now or before it parked again (its
+    /// `baton`): the caller then passes the wake-up on if the channel still
+    /// has what waiters wait for.
     #[inline]
     pub(crate) fn complete(&self, key: &mut Option<usize>, signal: Signal<'_>) -> bool {
         match key.take() {
@@ -329,7 +348,7 @@ impl WaitList {
 
     fn release_key(&self, k: usize, signal: Signal<'_>) -> bool {
         let mut s = lock(&self.inner);
-        let notified = s.entries[k].state == State::Notified;
+        let notified = s.entries[k].state == State::Notified || s.entries[k].baton;
         if s.entries[k].state == State::Waiting {
             s.unlink(k);
             let n = self.waiting.load(Ordering::Relaxed);
@@ -614,6 +633,17 @@ mod tests {
         // 1's unused wake-up goes to 0.
         assert_eq!(f.woken(), [2, 1]);
         f.complete(0);
+    }
+
+    #[test]
+    fn a_woken_waiter_that_parks_again_keeps_the_baton() {
+        let mut f = Fixture::new(2);
+        f.list.notify_one(f.signal());
+        f.register(0);
+        // Its re-check then finds a message: the wake-up it held is
+        // reported, for the caller to pass on; 1 was never woken.
+        assert!(f.complete(0), "the baton is reported");
+        assert!(!f.complete(1));
     }
 
     #[test]
