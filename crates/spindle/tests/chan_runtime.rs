@@ -307,3 +307,60 @@ fn rendezvous_senders_reuse_one_slot_and_each_is_woken() {
         });
     }
 }
+
+/// A `select!` arm that polls other futures with contexts of its own must
+/// poll them for real in its first pass: a `JoinHandle` runs a task it
+/// just spawned inline, and that task's receive must join the channel's
+/// wait list. (The probe was a thread-local flag until 2026-11-26: the
+/// inlined receive registered nowhere and the task slept for good.)
+#[test]
+fn a_task_run_inline_by_a_select_arm_waits_for_real() {
+    for (name, rt) in runtimes() {
+        let (tx, rx) = chan::bounded::<u32>(1);
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            tx.send_blocking(7).unwrap();
+            tx // kept open until joined
+        });
+        let got = rt.block_on(async move {
+            let (_keep, never) = chan::bounded::<u32>(1);
+            let child = spindle::spawn(async move { rx.recv().await });
+            spindle::time::timeout(Duration::from_secs(10), async {
+                spindle::select! {
+                    r = child => r.unwrap(),
+                    _ = never.recv() => unreachable!(),
+                }
+            })
+            .await
+        });
+        drop(sender.join().unwrap());
+        assert_eq!(got, Ok(Ok(7)), "{name}: the inlined receive never woke");
+    }
+}
+
+/// The same through a large `race` (over 32 futures, each polled with a
+/// waker of its own and polled again only when that waker fires).
+#[test]
+fn a_large_race_inside_a_select_arm_waits_for_real() {
+    for (name, rt) in runtimes() {
+        let (tx, rx) = chan::bounded::<u32>(1);
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            tx.send_blocking(7).unwrap();
+            tx
+        });
+        let got = rt.block_on(async {
+            let (_keep, never) = chan::bounded::<u32>(1);
+            let group = spindle::race((0..33).map(|_| rx.recv()));
+            spindle::time::timeout(Duration::from_secs(10), async {
+                spindle::select! {
+                    r = group => r.unwrap().1,
+                    _ = never.recv() => unreachable!(),
+                }
+            })
+            .await
+        });
+        drop(sender.join().unwrap());
+        assert_eq!(got, Ok(Ok(7)), "{name}: no receive of the race registered");
+    }
+}

@@ -10,13 +10,15 @@
 //! `else` body runs if none was ready.
 //!
 //! Each poll makes two passes, as Go's `selectgo` does. The first *probes*:
-//! every arm is polled with a thread-local flag up ([`probe`]), under which a
+//! every arm is polled with the probe waker ([`probe_waker`]), with which a
 //! channel `Recv`/`Send` that cannot complete returns `Pending` without
 //! joining the channel's wait list. Only when no arm is ready (and there is no
-//! `else`) does a second pass poll them all normally, registering the task on
-//! each channel. So a select that finds a ready arm, the common case under
-//! load, takes no lock and leaves no waiter behind to unlink. Other futures
-//! ignore the flag (they may register in both passes, which is harmless).
+//! `else`) does a second pass poll them all with the task's waker,
+//! registering it on each channel. So a select that finds a ready arm, the
+//! common case under load, takes no lock and leaves no waiter behind to
+//! unlink. Other futures treat the probe waker as any waker: one they store
+//! in the first pass is replaced in the second (every future keeps only the
+//! waker of its latest poll) and wakes nothing meanwhile.
 //!
 //! # Cancel safety
 //! Dropping a losing arm must lose nothing: a channel `Recv` only takes a
@@ -27,41 +29,55 @@
 
 use std::cell::Cell;
 use std::pin::Pin;
+use std::task::{Context, RawWaker, RawWakerVTable, Waker};
 
 thread_local! {
     static RNG: Cell<u32> = Cell::new(seed());
 }
 
-#[cfg(not(loom))]
-thread_local! {
-    static PROBING: Cell<bool> = const { Cell::new(false) };
+/// What the probe waker points at: its address tells the probe waker from
+/// every other (`will_wake` compares the data pointer and the vtable).
+static PROBE_TAG: u8 = 0;
+
+static PROBE_VTABLE: RawWakerVTable =
+    RawWakerVTable::new(probe_clone, probe_nothing, probe_nothing, probe_nothing);
+
+fn probe_clone(_: *const ()) -> RawWaker {
+    RawWaker::new(&PROBE_TAG as *const u8 as *const (), &PROBE_VTABLE)
 }
 
-// Loom runs its threads on one OS thread: the flag must be per loom thread.
-#[cfg(loom)]
-loom::thread_local! {
-    static PROBING: Cell<bool> = Cell::new(false);
-}
+fn probe_nothing(_: *const ()) {}
 
-/// Runs `f` (a `select!` poll's first pass) with the probe flag up; see the
-/// module docs. The previous value is restored, also on unwind, so nested
-/// selects compose.
+// SAFETY: the vtable's functions ignore the data pointer; clone returns the
+// same waker, and wake and drop do nothing.
+static PROBE: Waker = unsafe {
+    Waker::from_raw(RawWaker::new(
+        &PROBE_TAG as *const u8 as *const (),
+        &PROBE_VTABLE,
+    ))
+};
+
+/// The waker of a `select!` poll's first pass (see the module docs): it
+/// wakes nothing, and a channel operation polled with it that cannot
+/// complete returns `Pending` without registering.
+///
+/// The probe travels with the `Context`, not with the thread: a future that
+/// polls others with contexts of its own (a `JoinHandle` running its task
+/// inline, a large `join_all` giving each future its own waker) polls them
+/// for real, so each registers where it waits. (A thread-local flag, used
+/// until 2026-11-26, reached those too: they returned `Pending` having
+/// registered nowhere, were never polled by the second pass, and slept for
+/// good; found by review, `tests/chan_select.rs`.)
 #[doc(hidden)]
-pub fn probe<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            PROBING.with(|p| p.set(self.0));
-        }
-    }
-    let _restore = Restore(PROBING.with(|p| p.replace(true)));
-    f()
+pub fn probe_waker() -> &'static Waker {
+    &PROBE
 }
 
-/// Whether a channel operation that cannot complete now should return
-/// `Pending` without registering (a `select!` first pass is probing).
-pub(crate) fn probing() -> bool {
-    PROBING.with(Cell::get)
+/// Whether `cx` is a `select!` first pass's: a channel operation that cannot
+/// complete then returns `Pending` without joining the wait list.
+#[inline]
+pub(crate) fn probing(cx: &Context<'_>) -> bool {
+    cx.waker().will_wake(&PROBE)
 }
 
 fn seed() -> u32 {
@@ -248,7 +264,10 @@ macro_rules! __select_gen {
                     $crate::chan::select::shuffle(&mut __order);
                 }
                 // First pass: probe every arm without registering.
-                let __probed = $crate::chan::select::probe(|| {
+                let __probed = (|| {
+                    let __cx = &mut ::core::task::Context::from_waker(
+                        $crate::chan::select::probe_waker(),
+                    );
                     for __k in __order {
                         match __k {
                             $(
@@ -269,7 +288,7 @@ macro_rules! __select_gen {
                         }
                     }
                     ::core::option::Option::None
-                });
+                })();
                 if let ::core::option::Option::Some(__o) = __probed {
                     return ::core::task::Poll::Ready(__o);
                 }
