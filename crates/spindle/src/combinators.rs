@@ -33,9 +33,14 @@
 //! - Small groups: `cursor` is where the current pass goes on; every
 //!   combinator's `poll` starts a new pass (`Group::begin`), so a wake
 //!   that came for a future before the cursor is never missed.
-//! - Large groups: a running future's index is in the ready queue, or its
-//!   `queued` flag is clear and its waker has not fired since it was last
-//!   polled (it queues the index when it does).
+//! - Large groups: a running future's index is in the ready queue or in
+//!   `due` (taken from the queue when a parent poll begins), or its `queued`
+//!   flag is clear and its waker has not fired since it was last polled (it
+//!   queues the index when it does). Only `due` is polled, so a future that
+//!   wakes itself while polled (`yield_now`) is polled again in the next
+//!   parent poll, not in this one (until 2026-11-26 it was polled again at
+//!   once, and a group of over 32 yielding futures never returned to the
+//!   scheduler; found by review).
 
 use crate::loom::{lock, Mutex};
 use std::future::Future;
@@ -83,6 +88,10 @@ impl Wake for Woken {
 struct Large {
     set: Arc<ReadySet>,
     wakers: Box<[Waker]>,
+    /// The indices due a poll in the current parent poll: what the ready
+    /// queue held when it began. A future woken while it is polled (one
+    /// that yields) goes to the queue and waits for the next parent poll.
+    due: Vec<usize>,
 }
 
 /// Futures polled together; yields the indices of those that finish.
@@ -115,7 +124,11 @@ impl<F: Future> Group<F> {
                     }))
                 })
                 .collect();
-            Large { set, wakers }
+            Large {
+                set,
+                wakers,
+                due: Vec::new(),
+            }
         });
         Group {
             slots: Box::into_pin(slots),
@@ -127,15 +140,21 @@ impl<F: Future> Group<F> {
     }
 
     /// Starts a parent poll of the combinator `what`: a new pass over a
-    /// small group; a large group's ready set learns the parent's waker.
+    /// small group; a large group's ready set learns the parent's waker, and
+    /// the futures woken so far become due.
     fn begin(&mut self, cx: &Context<'_>, what: &str) {
         assert!(!self.finished, "`{what}` polled after it completed");
         self.cursor = 0;
-        if let Some(large) = &self.large {
-            let mut parent = lock(&large.set.parent);
-            if !parent.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                *parent = Some(cx.waker().clone());
+        if let Some(large) = &mut self.large {
+            {
+                let mut parent = lock(&large.set.parent);
+                if !parent.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                    *parent = Some(cx.waker().clone());
+                }
             }
+            // After the parent's waker is stored: a wake from here on finds
+            // it, and its index waits in the queue for the next poll.
+            large.due.append(&mut lock(&large.set.queue));
         }
     }
 
@@ -164,7 +183,7 @@ impl<F: Future> Group<F> {
             return Poll::Pending;
         };
         loop {
-            let Some(i) = lock(&large.set.queue).pop() else {
+            let Some(i) = large.due.pop() else {
                 return Poll::Pending;
             };
             large.set.queued[i].store(false, Release);
@@ -428,6 +447,35 @@ mod tests {
     }
 
     const SIZES: [usize; 5] = [1, 2, SMALL, SMALL + 1, 100];
+
+    /// Within one parent poll each future is polled at most once, also one
+    /// that wakes itself while polled (what `yield_now` does).
+    #[test]
+    fn a_future_that_wakes_itself_waits_for_the_next_parent_poll() {
+        struct Yields(Arc<AtomicUsize>);
+        impl Future for Yields {
+            type Output = ();
+            fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+                if self.0.fetch_add(1, SeqCst) == 2 {
+                    return Poll::Ready(());
+                }
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        }
+        for n in SIZES {
+            let parent = Arc::new(Parent::default());
+            let counts: Vec<_> = (0..n).map(|_| Arc::new(AtomicUsize::new(0))).collect();
+            let mut all = join_all(counts.iter().map(|c| Yields(c.clone())));
+            for round in 1..=2 {
+                assert!(poll(&mut all, &parent).is_pending(), "{n} futures");
+                let polls: Vec<_> = counts.iter().map(|c| c.load(SeqCst)).collect();
+                assert_eq!(polls, vec![round; n], "{n} futures, parent poll {round}");
+                assert!(parent.0.load(SeqCst) >= 1, "the parent is woken to go on");
+            }
+            assert!(poll(&mut all, &parent).is_ready());
+        }
+    }
 
     #[test]
     fn join_all_gives_outputs_in_input_order_however_they_finish() {

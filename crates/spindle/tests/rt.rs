@@ -1106,3 +1106,35 @@ fn workers_told_not_to_yield_before_parking_still_sleep_and_wake_for_a_thread() 
         "{parks} parks: the workers did not sleep between messages"
     );
 }
+
+/// A task yielding inside a `join_all` of over 32 futures (each polled with
+/// its own waker) gives the other tasks of its worker their turn: each
+/// future is polled once per poll of the group. (Until 2026-11-26 a future
+/// that woke itself was polled again at once, and this test hung on the
+/// current-thread and one-worker flavours.)
+#[test]
+fn yielding_inside_a_large_join_all_lets_other_tasks_run() {
+    for (name, rt) in common::flavours() {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            rt.block_on(async {
+                let flag = Arc::new(AtomicBool::new(false));
+                let f = flag.clone();
+                drop(spindle::spawn(async move { f.store(true, SeqCst) }));
+                spindle::join_all((0..33).map(|_| {
+                    let flag = flag.clone();
+                    async move {
+                        while !flag.load(SeqCst) {
+                            spindle::yield_now().await;
+                        }
+                    }
+                }))
+                .await;
+            });
+            let _ = done.send(());
+        });
+        finished
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("{name}: the group never let the flag's task run"));
+    }
+}
