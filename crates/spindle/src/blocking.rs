@@ -176,7 +176,7 @@ impl Pool {
         };
         drop(queued); // cancels each: their handles see JoinError::Cancelled
         handles.into_iter().fold(true, |all, (_, t)| {
-            crate::runtime::join_until(t, deadline) & all
+            crate::runtime::join_until(t, deadline).is_none() & all
         })
     }
 }

@@ -264,6 +264,7 @@ impl Builder {
                     ),
                 },
                 workers: 1,
+                shut_down: false,
             },
             Flavor::MultiThread => {
                 let workers = self.resolved_workers()?;
@@ -290,6 +291,7 @@ impl Builder {
                         inner: HandleInner::Multi(multi_thread::external_spawner(&shared)),
                     },
                     workers,
+                    shut_down: false,
                 };
                 // On an error `rt` drops: the threads started so far stop.
                 for (index, core) in cores.into_iter().enumerate() {
@@ -323,6 +325,8 @@ impl Builder {
 pub struct Runtime {
     handle: Handle,
     workers: usize,
+    /// `shutdown` ran (by `shutdown_timeout`; `Drop` then has nothing to do).
+    shut_down: bool,
 }
 
 impl fmt::Debug for Runtime {
@@ -404,31 +408,57 @@ impl Runtime {
     /// Stops the runtime, waiting at most `timeout` for the workers to finish
     /// the poll they are in; a worker stuck longer (a task blocking its
     /// thread) is left behind. Returns whether every worker stopped.
+    ///
+    /// When one was left behind, the tasks still alive are cancelled (and
+    /// freed) once it has returned from its poll and stopped, by a thread
+    /// that waits for it, never while it may still poll one; a worker that
+    /// never returns keeps them alive for good.
     pub fn shutdown_timeout(mut self, timeout: Duration) -> bool {
         self.shutdown(Some(timeout))
     }
 
     fn shutdown(&mut self, timeout: Option<Duration>) -> bool {
+        if std::mem::replace(&mut self.shut_down, true) {
+            return true;
+        }
         let deadline = timeout.map(|t| Instant::now() + t);
         match &self.handle.inner {
             HandleInner::Multi(spawner) => {
                 let shared = spawner.shared().clone();
                 shared.begin_shutdown();
-                let mut all_stopped = true;
                 // Workers, their replacements and the monitor; a hand-off in
                 // flight may add one more thread, hence the loop.
+                let mut left = Vec::new();
                 loop {
                     let threads = shared.take_threads();
                     if threads.is_empty() {
                         break;
                     }
-                    for t in threads {
-                        all_stopped &= join_until(t, deadline);
-                    }
+                    left.extend(threads.into_iter().filter_map(|t| join_until(t, deadline)));
                 }
-                all_stopped &= shared.blocking.shut_down(deadline);
-                shared.cancel_all();
-                all_stopped
+                let blocking_stopped = shared.blocking.shut_down(deadline);
+                if left.is_empty() {
+                    shared.cancel_all();
+                    return blocking_stopped;
+                }
+                // A worker is stuck in a poll. Cancelling the tasks left
+                // while it may still poll one would race it (a task going
+                // idle for the first time hands its poller's reference to
+                // the registry, which closing would drop); the tasks are
+                // cancelled once every thread has stopped, by a reaper.
+                let reaper = std::thread::Builder::new()
+                    .name("spindle-reaper".into())
+                    .spawn(move || {
+                        let mut threads = left;
+                        while !threads.is_empty() {
+                            threads.into_iter().for_each(|t| drop(t.join()));
+                            threads = shared.take_threads();
+                        }
+                        shared.cancel_all();
+                    });
+                // No thread for it: the tasks left are leaked, not raced.
+                drop(reaper);
+                false
             }
             HandleInner::Current(shared) => {
                 let stopped = shared.blocking.shut_down(deadline);
@@ -468,20 +498,25 @@ fn track_spawns_from_env() -> Result<bool, BuildError> {
 
 /// Joins `t`, or leaves it running (detached) at the deadline; returns
 /// whether it finished.
-pub(crate) fn join_until(t: std::thread::JoinHandle<()>, deadline: Option<Instant>) -> bool {
+/// Joins `t` by `deadline` (`None`: however long it takes); gives it back
+/// if it is still running then, or if it is the calling thread.
+pub(crate) fn join_until(
+    t: std::thread::JoinHandle<()>,
+    deadline: Option<Instant>,
+) -> Option<std::thread::JoinHandle<()>> {
     if t.thread().id() == std::thread::current().id() {
-        return false; // a runtime dropped from one of its own threads
+        return Some(t); // a runtime dropped from one of its own threads
     }
     if let Some(d) = deadline {
         while !t.is_finished() && Instant::now() < d {
             std::thread::sleep(Duration::from_millis(1));
         }
         if !t.is_finished() {
-            return false; // it exits after the poll it is stuck in
+            return Some(t); // it exits after the poll it is stuck in
         }
     }
     let _ = t.join();
-    true
+    None
 }
 
 impl Drop for Runtime {

@@ -846,6 +846,46 @@ fn shutdown_timeout_gives_up_on_a_blocked_worker() {
     release.store(true, SeqCst);
 }
 
+/// What a shutdown that gave up on a stuck worker leaves is cancelled once
+/// that worker has returned, never while it may still poll a task (closing
+/// the registry while a task goes idle for the first time raced its
+/// poller, found by review).
+#[test]
+fn tasks_left_by_a_timed_out_shutdown_are_cancelled_once_the_stuck_worker_returns() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .build()
+        .unwrap();
+    let drops = DropCounter::new();
+    let idle = Arc::new(AtomicBool::new(false));
+    let (t, i) = (drops.track(), idle.clone());
+    drop(rt.spawn(async move {
+        let _t = t;
+        i.store(true, SeqCst);
+        Gate::new().wait().await;
+    }));
+    assert!(common::until_blocking(|| idle.load(SeqCst)));
+    let release = Arc::new(AtomicBool::new(false));
+    let started = Arc::new(AtomicBool::new(false));
+    let (r, s) = (release.clone(), started.clone());
+    drop(rt.spawn(async move {
+        s.store(true, SeqCst);
+        while !r.load(SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }));
+    assert!(common::until_blocking(|| started.load(SeqCst)));
+    assert!(!rt.shutdown_timeout(Duration::from_millis(50)));
+    assert_eq!(drops.drops(), 0, "cancelled while a worker may still poll");
+    release.store(true, SeqCst);
+    assert!(
+        common::until_blocking(|| drops.drops() == 1),
+        "the idle task was never cancelled"
+    );
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(drops.drops(), 1);
+}
+
 #[spindle::test]
 async fn the_test_macro_runs_on_a_current_thread_runtime() {
     assert_eq!(
