@@ -389,3 +389,41 @@ fn sockets_outside_a_runtime_say_so() {
 }
 
 use std::future::Future as _;
+
+/// A connected UDP socket's ICMP "refused" is an error reported once: the
+/// receive after it waits again (here, until its timeout) instead of
+/// spinning inside one poll on a readiness that never clears (errors were
+/// sticky until 2026-11-26; found by review). A watchdog thread, as the
+/// spin never returns to the scheduler.
+#[test]
+fn a_udp_error_is_reported_once_and_the_next_receive_waits() {
+    for (name, rt) in common::flavours() {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let timed_out = rt.block_on(async {
+                let dead = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+                let dead_addr = dead.local_addr().unwrap();
+                drop(dead); // nothing listens there: the send draws an ICMP error
+                let s = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                s.connect(dead_addr).await.unwrap();
+                s.send(b"ping").await.unwrap();
+                // The driver collects the error event meanwhile.
+                spindle::time::sleep(Duration::from_millis(50)).await;
+                let mut buf = [0u8; 16];
+                let first = s.recv(&mut buf).await.unwrap_err();
+                assert_eq!(first.kind(), ErrorKind::ConnectionRefused);
+                spindle::time::timeout(Duration::from_millis(100), s.recv(&mut buf))
+                    .await
+                    .is_err()
+            });
+            let _ = done.send(timed_out);
+        });
+        let timed_out = finished
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("{name}: the second receive spun"));
+        assert!(
+            timed_out,
+            "{name}: nothing was sent, yet the receive returned"
+        );
+    }
+}

@@ -41,9 +41,13 @@
 //! that still waits registers again).
 //!
 //! `closed` is sticky: once an event says the direction is closed for good
-//! (a FIN for reading, an error or hang-up for both), `clear_ready` no
-//! longer clears it, as no edge will ever come again while the attempt
-//! would succeed at once (end of stream, or the error).
+//! (a FIN for reading, a hang-up for both), `clear_ready` no longer clears
+//! it, as no edge will ever come again while the attempt would succeed at
+//! once (end of stream, or the error). An error alone is not: the attempt
+//! it wakes returns it and clears it (a connected UDP socket's ICMP
+//! "refused"), and a later `WouldBlock` must wait for the next edge (until
+//! 2026-11-26 errors were sticky, and a second receive on such a socket
+//! spun inside one poll; found by review).
 //!
 //! Only the driver-lock holder waits on the poller and dispatches events;
 //! `notify` (any thread) makes the current or next wait return: mio's waker
@@ -66,9 +70,18 @@ use std::time::Duration;
 /// module docs).
 const MAX_WAITERS: usize = 64;
 
-/// The token of the reactor's own waker (no source has it: keys are slab
-/// indices).
+/// The token of the reactor's own waker (no source has it: a source's key,
+/// its token's low half, is a slab index, never `KEY_MASK`).
 const WAKE: Token = Token(usize::MAX);
+
+/// A source's token: its slab key in the low half, the key's generation
+/// (how many sources held the key before, wrapping) in the high half. An
+/// event that a `wait` returned for a source deregistered since, whose key
+/// a new source took before `dispatch`, carries the old generation and is
+/// dropped instead of reaching the new source (a hang-up marked it closed
+/// for good; found by review).
+const KEY_BITS: u32 = usize::BITS / 2;
+const KEY_MASK: usize = (1 << KEY_BITS) - 1;
 
 /// Events taken per wait.
 const EVENTS: usize = 1024;
@@ -132,6 +145,8 @@ impl Readiness {
 pub(crate) struct Source {
     fd: RawFd,
     key: usize,
+    /// `key` and its generation (see `KEY_BITS`).
+    token: usize,
     state: Mutex<[Readiness; 2]>,
 }
 
@@ -158,6 +173,8 @@ struct Driven {
 #[derive(Default)]
 struct Slab {
     entries: Vec<Option<Arc<Source>>>,
+    /// Per key: the generation its next source gets.
+    generations: Vec<usize>,
     free: Vec<usize>,
 }
 
@@ -189,6 +206,13 @@ impl Reactor {
     pub(crate) fn register(&self, fd: RawFd) -> io::Result<Arc<Source>> {
         let mut slab = lock(&self.sources);
         let key = slab.free.pop().unwrap_or(slab.entries.len());
+        if key >= KEY_MASK {
+            return Err(io::Error::other("spindle: too many sockets registered"));
+        }
+        if key == slab.generations.len() {
+            slab.generations.push(0);
+        }
+        let token = key | (slab.generations[key] << KEY_BITS);
         let ready = || Readiness {
             ready: true,
             ..Readiness::default()
@@ -196,6 +220,7 @@ impl Reactor {
         let source = Arc::new(Source {
             fd,
             key,
+            token,
             state: Mutex::new([ready(), ready()]),
         });
         // The caller keeps `fd` open until `deregister`, which removes it
@@ -203,7 +228,7 @@ impl Reactor {
         // edge-triggered.
         let added = self.registry.register(
             &mut SourceFd(&fd),
-            Token(key),
+            Token(token),
             Interest::READABLE | Interest::WRITABLE,
         );
         if let Err(e) = added {
@@ -227,6 +252,8 @@ impl Reactor {
         {
             let mut slab = lock(&self.sources);
             slab.entries[source.key] = None;
+            let next = &mut slab.generations[source.key];
+            *next = next.wrapping_add(1) & (usize::MAX >> KEY_BITS);
             slab.free.push(source.key);
             self.registered.fetch_sub(1, SeqCst);
             // Wake anyone still waiting: their next attempt sees the fd gone.
@@ -273,18 +300,28 @@ impl Reactor {
         {
             let slab = lock(&self.sources);
             for ev in events.iter() {
-                let Some(Some(source)) = slab.entries.get(ev.token().0) else {
+                let token = ev.token().0;
+                let Some(Some(source)) = slab.entries.get(token & KEY_MASK) else {
                     continue; // the waker's token, or deregistered since
                 };
+                if source.token != token {
+                    continue; // for the key's previous source
+                }
                 n += 1;
+                // An error wakes both directions, whose next attempt
+                // returns it, but closes neither for good: a connected UDP
+                // socket's ICMP "refused" is reported once, after which a
+                // receive blocks again. Closed for good: a hang-up, or a
+                // FIN for reading; a write error (`EPOLLOUT | EPOLLERR`)
+                // only with the read side closed too.
                 let error = ev.is_error();
-                let read_closed = error || ev.is_read_closed();
-                let write_closed = error || ev.is_write_closed();
+                let read_closed = ev.is_read_closed();
+                let write_closed = ev.is_write_closed() && (!error || read_closed);
                 let mut state = lock(&source.state);
-                if ev.is_readable() || read_closed {
+                if ev.is_readable() || read_closed || error {
                     state[Direction::Read as usize].fire(read_closed, wakers);
                 }
-                if ev.is_writable() || write_closed {
+                if ev.is_writable() || ev.is_write_closed() || error {
                     state[Direction::Write as usize].fire(write_closed, wakers);
                 }
             }
@@ -340,5 +377,39 @@ impl Source {
 impl AsRawFd for Source {
     fn as_raw_fd(&self) -> RawFd {
         self.fd
+    }
+}
+
+#[cfg(all(test, not(any(loom, miri))))]
+mod tests {
+    use super::*;
+    use std::os::unix::net::UnixStream;
+
+    /// An event a `wait` returned for a source deregistered before
+    /// `dispatch` must not reach the source that took its key since.
+    #[test]
+    fn a_stale_event_does_not_reach_the_next_source_of_its_key() {
+        let r = Reactor::new().unwrap();
+        let (a, a_peer) = UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        let src_a = r.register(a.as_raw_fd()).unwrap();
+        drop(a_peer); // a hang-up on `a`
+        r.wait(Some(Duration::from_millis(100)));
+        r.deregister(&src_a);
+        drop((src_a, a));
+        let (b, _b_peer) = UnixStream::pair().unwrap();
+        b.set_nonblocking(true).unwrap();
+        let src_b = r.register(b.as_raw_fd()).unwrap();
+        assert_eq!(src_b.key, 0, "the key was reused");
+        assert_eq!(r.dispatch(), 0, "the stale hang-up was dropped");
+        let mut cx = Context::from_waker(Waker::noop());
+        let Poll::Ready(tick) = src_b.poll_ready(Direction::Read, &mut cx) else {
+            panic!("a new source starts ready");
+        };
+        src_b.clear_ready(Direction::Read, tick); // as after a `WouldBlock`
+        assert!(
+            src_b.poll_ready(Direction::Read, &mut cx).is_pending(),
+            "the new source was marked closed by its key's previous one"
+        );
     }
 }

@@ -11,7 +11,9 @@
 //! - Errors keep the OS error's kind and name the address involved:
 //!   `could not bind 127.0.0.1:7000: Address already in use (os error 98)`.
 //! - Dropping a socket deregisters it from the reactor before its fd closes
-//!   (field order), so an event can never reach a reused fd number.
+//!   (field order), so the poller reports nothing for a reused fd number;
+//!   an event it had already reported carries its source's generation in
+//!   its token and is dropped (`io/reactor.rs`).
 //! - Tasks waiting on a socket are woken on the worker that drives the
 //!   reactor (the one parked on it, or a busy one every few dozen polls).
 
