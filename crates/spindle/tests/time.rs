@@ -315,3 +315,21 @@ fn futures_util_poll<F: std::future::Future + Unpin>(f: &mut F) -> std::task::Po
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     std::pin::Pin::new(f).poll(&mut cx)
 }
+
+rt_test! {
+    /// A period too long for `Instant` ticks once, then never (as a sleep of
+    /// `Duration::MAX` never ends), instead of panicking on its next
+    /// deadline.
+    fn an_interval_too_long_for_instant_ticks_once_then_waits() {
+        for policy in [MissedTicks::Burst, MissedTicks::Delay, MissedTicks::Skip] {
+            let mut iv = time::interval(Duration::MAX);
+            iv.set_missed_ticks(policy);
+            iv.tick().await;
+            let second = time::timeout(Duration::from_millis(20), iv.tick()).await;
+            assert!(second.is_err(), "{policy:?}: a second tick");
+            iv.reset();
+            let after_reset = time::timeout(Duration::from_millis(5), iv.tick()).await;
+            assert!(after_reset.is_err(), "{policy:?}: a tick after reset");
+        }
+    }
+}

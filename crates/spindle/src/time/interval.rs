@@ -11,7 +11,10 @@ use std::time::{Duration, Instant};
 /// For `Delay` and `Skip`, a tick is late only when its time passed by more
 /// than the timer's resolution (one millisecond): timers round deadlines up
 /// so as never to fire early, so up to a tick of lateness is the clock's
-/// grain, not the task falling behind. (Without that slack, a 1 ms interval
+/// grain, not the task falling behind.
+///
+/// A next tick too far away for `Instant` (a period near `Duration::MAX`)
+/// never comes: the interval ticks once, then waits for good. (Without that slack, a 1 ms interval
 /// whose start sat just past a millisecond boundary fired every tick about
 /// 1 ms late, and `Skip` dropped every other one.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -45,7 +48,7 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
     );
     Interval {
         sleep: sleep_until(start),
-        next: start,
+        next: Some(start),
         period,
         missed: MissedTicks::default(),
     }
@@ -55,8 +58,8 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
 #[derive(Debug)]
 pub struct Interval {
     sleep: Sleep,
-    /// The deadline of the tick being waited for.
-    next: Instant,
+    /// The deadline of the tick being waited for (`None`: never).
+    next: Option<Instant>,
     period: Duration,
     missed: MissedTicks,
 }
@@ -72,10 +75,12 @@ impl Interval {
         if Pin::new(&mut self.sleep).poll(cx).is_pending() {
             return Poll::Pending;
         }
-        let due = self.next;
-        let next = next_tick(self.missed, due, Instant::now(), self.period);
-        self.next = next;
-        self.sleep.reset(next);
+        // A sleep that completed had a deadline.
+        let Some(due) = self.next else {
+            return Poll::Pending;
+        };
+        self.next = next_tick(self.missed, due, Instant::now(), self.period);
+        self.sleep.set_deadline(self.next);
         Poll::Ready(due)
     }
 
@@ -96,24 +101,26 @@ impl Interval {
 
     /// Restarts the schedule: the next tick one period from now.
     pub fn reset(&mut self) {
-        self.next = Instant::now() + self.period;
-        self.sleep.reset(self.next);
+        self.next = Instant::now().checked_add(self.period);
+        self.sleep.set_deadline(self.next);
     }
 }
 
 /// The deadline after the tick `due`, returned at `now` (see the note on
-/// lateness under [`MissedTicks`]).
-fn next_tick(policy: MissedTicks, due: Instant, now: Instant, period: Duration) -> Instant {
+/// lateness under [`MissedTicks`]); `None` when it is past what `Instant`
+/// can hold.
+fn next_tick(policy: MissedTicks, due: Instant, now: Instant, period: Duration) -> Option<Instant> {
     let late = now
         .saturating_duration_since(due)
         .saturating_sub(super::timers::RESOLUTION);
     match policy {
-        MissedTicks::Burst => due + period,
-        MissedTicks::Delay if late > period => now + period,
-        MissedTicks::Delay => due + period,
+        MissedTicks::Burst => due.checked_add(period),
+        MissedTicks::Delay if !late.is_zero() => now.checked_add(period),
+        MissedTicks::Delay => due.checked_add(period),
         MissedTicks::Skip => {
             let periods = late.as_nanos() / period.as_nanos() + 1;
-            due + period * u32::try_from(periods).unwrap_or(u32::MAX)
+            let ahead = period.checked_mul(u32::try_from(periods).ok()?)?;
+            due.checked_add(ahead)
         }
     }
 }
@@ -127,11 +134,17 @@ mod tests {
     #[test]
     fn lateness_within_the_resolution_drops_no_tick() {
         let d = Instant::now();
-        // Fired 1.05 periods late (the wheel's rounding and a wake-up): the
-        // next tick on the schedule is kept, due at once.
+        // Fired 0.95 periods late (the wheel's rounding and a wake-up):
+        // every policy keeps the schedule, the next tick due at once.
+        let now = d + MS - MS / 20;
+        for policy in [MissedTicks::Burst, MissedTicks::Delay, MissedTicks::Skip] {
+            assert_eq!(next_tick(policy, d, now, MS), Some(d + MS));
+        }
+        // 1.05 ms late: `Skip` keeps the next tick (its time passed by
+        // less than the resolution), `Delay` starts over from now.
         let now = d + MS + MS / 20;
-        assert_eq!(next_tick(MissedTicks::Skip, d, now, MS), d + MS);
-        assert_eq!(next_tick(MissedTicks::Delay, d, now, MS), d + MS);
+        assert_eq!(next_tick(MissedTicks::Skip, d, now, MS), Some(d + MS));
+        assert_eq!(next_tick(MissedTicks::Delay, d, now, MS), Some(now + MS));
     }
 
     #[test]
@@ -141,12 +154,35 @@ mod tests {
         // 35 ms late: ticks at +10, +20 and +30 are missed (the last by more
         // than a millisecond), +40 is the next still ahead.
         let now = d + 35 * MS;
-        assert_eq!(next_tick(MissedTicks::Skip, d, now, p), d + 4 * p);
-        assert_eq!(next_tick(MissedTicks::Delay, d, now, p), now + p);
-        assert_eq!(next_tick(MissedTicks::Burst, d, now, p), d + p);
+        assert_eq!(next_tick(MissedTicks::Skip, d, now, p), Some(d + 4 * p));
+        assert_eq!(next_tick(MissedTicks::Delay, d, now, p), Some(now + p));
+        assert_eq!(next_tick(MissedTicks::Burst, d, now, p), Some(d + p));
         // On time: every policy goes one period on.
         for policy in [MissedTicks::Burst, MissedTicks::Delay, MissedTicks::Skip] {
-            assert_eq!(next_tick(policy, d, d, p), d + p);
+            assert_eq!(next_tick(policy, d, d, p), Some(d + p));
+        }
+    }
+
+    /// `Delay` starts over after any lateness past the resolution, not only
+    /// after a whole period (it went on from the missed tick's time until
+    /// 2026-11-26; found by review).
+    #[test]
+    fn delay_starts_over_after_a_tick_late_by_less_than_a_period() {
+        let d = Instant::now();
+        let now = d + 50 * MS;
+        assert_eq!(
+            next_tick(MissedTicks::Delay, d, now, 100 * MS),
+            Some(now + 100 * MS)
+        );
+    }
+
+    /// A next tick past what `Instant` holds is never, under every policy.
+    #[test]
+    fn a_next_tick_out_of_range_is_never() {
+        let d = Instant::now();
+        for policy in [MissedTicks::Burst, MissedTicks::Delay, MissedTicks::Skip] {
+            assert_eq!(next_tick(policy, d, d, Duration::MAX), None);
+            assert_eq!(next_tick(policy, d, d + 5 * MS, Duration::MAX), None);
         }
     }
 }

@@ -84,8 +84,13 @@ impl Sleep {
 
     /// Moves the deadline (earlier or later), re-arming on the next poll.
     pub fn reset(&mut self, deadline: Instant) {
+        self.set_deadline(Some(deadline));
+    }
+
+    /// `reset`, where `None` is never.
+    pub(crate) fn set_deadline(&mut self, deadline: Option<Instant>) {
         self.disarm();
-        self.deadline = Some(deadline);
+        self.deadline = deadline;
     }
 
     fn disarm(&mut self) {
