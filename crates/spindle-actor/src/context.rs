@@ -75,7 +75,7 @@ impl ActorContext {
         Every {
             cell: self.cell.clone(),
             period: period.max(Duration::from_nanos(1)),
-            next: Instant::now() + period,
+            next: Instant::now().checked_add(period),
             sleep: None,
         }
     }
@@ -86,7 +86,7 @@ impl ActorContext {
         let mut beat = Every {
             cell: self.cell.clone(),
             period: d,
-            next: Instant::now() + d,
+            next: Instant::now().checked_add(d),
             sleep: None,
         };
         beat.tick().await
@@ -105,7 +105,9 @@ impl fmt::Debug for ActorContext {
 pub struct Every {
     cell: Arc<ActorCell>,
     period: Duration,
-    next: Instant,
+    /// The next beat (`None`: never; a period past what `Instant` holds,
+    /// as `Duration::MAX` for "until the stop notice").
+    next: Option<Instant>,
     sleep: Option<Sleep>,
 }
 
@@ -133,25 +135,30 @@ impl Future for Tick<'_> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
         let e = &mut *self.get_mut().every;
         let now = Instant::now();
-        if now >= e.next {
+        if let Some(due) = e.next.filter(|&due| now >= due) {
             // Skip missed beats: the next one is a whole period after the
             // latest due beat.
             let period_ns = e.period.as_nanos().max(1);
-            let beats = (now - e.next).as_nanos() / period_ns + 1;
-            e.next += Duration::from_nanos((beats * period_ns).min(u64::MAX as u128) as u64);
+            let beats = (now - due).as_nanos() / period_ns + 1;
+            let ahead = Duration::from_nanos((beats * period_ns).min(u64::MAX as u128) as u64);
+            e.next = due.checked_add(ahead);
             e.sleep = None;
             return Poll::Ready(true);
         }
         if e.cell.take_notice() {
             return Poll::Ready(false);
         }
+        // Never: only the stop notice ends the wait (it wakes this task).
+        let Some(next) = e.next else {
+            return Poll::Pending;
+        };
         let s = match &mut e.sleep {
-            Some(s) if s.deadline() == Some(e.next) => s,
-            slot => slot.insert(time::sleep_until(e.next)),
+            Some(s) if s.deadline() == Some(next) => s,
+            slot => slot.insert(time::sleep_until(next)),
         };
         if Pin::new(s).poll(cx).is_ready() {
             e.sleep = None;
-            e.next += e.period;
+            e.next = next.checked_add(e.period);
             return Poll::Ready(true);
         }
         Poll::Pending

@@ -116,16 +116,16 @@ impl RunningGraph {
             if s.live() == 0 {
                 break;
             }
-            let wait = match s.stop_request() {
-                Some((at, _)) => {
-                    let deadline = at + timeout;
+            // A deadline past what `Instant` holds: no limit.
+            let wait = match s.stop_request().map(|(at, _)| at.checked_add(timeout)) {
+                Some(Some(deadline)) => {
                     let now = Instant::now();
                     if now >= deadline {
                         break;
                     }
                     deadline - now
                 }
-                None => Duration::from_millis(200),
+                Some(None) | None => Duration::from_millis(200),
             };
             g = s
                 .done_cv
@@ -146,10 +146,11 @@ impl RunningGraph {
             if s.live() == 0 {
                 break;
             }
-            let deadline = match s.stop_request() {
-                Some((at, _)) if Instant::now() >= at + timeout => break,
-                Some((at, _)) => at + timeout,
-                None => Instant::now() + Duration::from_millis(200),
+            // A deadline past what `Instant` holds: no limit.
+            let deadline = match s.stop_request().map(|(at, _)| at.checked_add(timeout)) {
+                Some(Some(deadline)) if Instant::now() >= deadline => break,
+                Some(Some(deadline)) => deadline,
+                Some(None) | None => Instant::now() + Duration::from_millis(200),
             };
             let mut stopped = self.stopped();
             let mut sleep = spindle::time::sleep_until(deadline);

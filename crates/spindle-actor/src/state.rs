@@ -68,7 +68,15 @@ impl<T> ActorState<T> {
         let mut g = lock(&self.cell);
         let value = match std::mem::replace(&mut *g, Slot::Held) {
             Slot::Here(v) => v,
-            Slot::Empty => init(),
+            Slot::Empty => {
+                // Empty while `init` runs (the lock keeps other runs out): a
+                // panic in it leaves the state for the next run to create,
+                // where `Held` would have refused every restart for good.
+                *g = Slot::Empty;
+                let v = init();
+                *g = Slot::Held;
+                v
+            }
             Slot::Held => panic!("ActorState locked twice at the same time"),
         };
         StateGuard {
@@ -156,6 +164,20 @@ impl<T: fmt::Debug> fmt::Debug for StateGuard<T> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    /// A first run whose `init` panics leaves the state to create again,
+    /// for the restart (it was left locked for good until 2026-11-26, and
+    /// every restart panicked "locked twice"; found by review).
+    #[test]
+    fn a_panicking_init_leaves_the_state_to_create_again() {
+        let s = ActorState::<u32>::empty();
+        let s2 = s.clone();
+        let r = std::panic::catch_unwind(move || {
+            let _g = s2.lock_or_init(|| panic!("init failed"));
+        });
+        assert!(r.is_err());
+        assert_eq!(*s.lock_or_init(|| 7), 7);
+    }
 
     #[test]
     fn survives_a_panicking_holder() {

@@ -255,3 +255,38 @@ fn block_until_stopped_waits_for_a_request_then_the_timeout() {
         assert!(r.is_stopped());
     });
 }
+
+/// `Duration::MAX` means no limit in every wait an actor or its owner
+/// makes: a sleep or a beat of it lasts until the stop notice, and a stop
+/// waited for with it has no deadline. (Each added it to an `Instant` and
+/// panicked until 2026-11-26; found by review.)
+#[test]
+fn duration_max_is_no_limit() {
+    for (name, rt) in runtimes() {
+        let mut g = Graph::new("forever");
+        g.actor("sleeper").run(|ctx: ActorContext| async move {
+            assert!(
+                !ctx.sleep(Duration::MAX).await,
+                "only the stop notice ends it"
+            );
+            Ok::<(), PortError>(())
+        });
+        g.actor("beater").run(|ctx: ActorContext| async move {
+            let mut beat = ctx.every(Duration::MAX);
+            assert!(!beat.tick().await, "only the stop notice ends it");
+            Ok::<(), PortError>(())
+        });
+        let running = g.start(rt.handle()).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        running.request_shutdown();
+        let report = if name == "current_thread" {
+            rt.block_on(running.wait_stopped(Duration::MAX))
+        } else {
+            running.block_until_stopped(Duration::MAX)
+        };
+        assert!(report.is_clean(), "{name}: {report}");
+        for actor in ["sleeper", "beater"] {
+            assert_eq!(report.actor(actor).unwrap().restarts, 0, "{name}: {report}");
+        }
+    }
+}

@@ -101,7 +101,13 @@ fn run(server: &Server, graph: &GraphShared, stop: &AtomicBool) {
         match server.recv_timeout(wait.max(Duration::from_millis(1))) {
             Ok(Some(req)) => handle(req, graph, &sampler),
             Ok(None) => {}
-            Err(_) => break, // unblocked or the listener failed
+            Err(e) => {
+                // tiny_http's accept thread ended on an accept error (such
+                // as running out of file descriptors): nothing more will be
+                // served. Said, not hidden; binding again is not done yet.
+                eprintln!("spindle-actor telemetry: the listener failed ({e}); no longer serving");
+                break;
+            }
         }
     }
 }
