@@ -201,6 +201,27 @@ fn spsc_zero_copy_slices() {
     assert_eq!(c.try_pop(), Err(TryRecvError::Closed));
 }
 
+/// Nothing is published after a close: a consumer that saw `Closed` sees
+/// nothing more.
+#[test]
+fn spsc_reserves_nothing_after_close() {
+    let (mut p, mut c) = chan::spsc::<u32>(8);
+    p.try_push(1).unwrap();
+    p.close();
+    let mut w = p.write_slice(4);
+    assert!(w.is_empty(), "a run reserved after close");
+    assert_eq!(w.push(2), Err(2));
+    assert_eq!(w.commit(), 0);
+    assert_eq!(c.try_pop(), Ok(1));
+    assert_eq!(c.try_pop(), Err(TryRecvError::Closed));
+    assert!(p.write_slice(4).is_empty());
+    assert_eq!(c.try_pop(), Err(TryRecvError::Closed));
+    // The consumer gone: nothing to write for either.
+    let (mut p, c) = chan::spsc::<u32>(8);
+    drop(c);
+    assert!(p.write_slice(4).is_empty());
+}
+
 #[test]
 fn spsc_drops_exactly_once() {
     let k = Counter::new();

@@ -186,13 +186,17 @@ impl<T> Producer<T> {
 
     /// Reserves up to `max` contiguous free slots for in-place writing.
     /// The run may be shorter than `max` (or empty) when the ring is nearly
-    /// full or wraps.
+    /// full or wraps; it is empty once the ring is closed or the consumer
+    /// gone ([`Producer::is_closed`]), as `try_push` then refuses: nothing
+    /// is published after `closed` (module invariants; until 2026-11-26 a
+    /// run reserved after `close` was published, and a consumer could get
+    /// `Closed` and then more values; found by review).
     #[cfg(not(loom))]
     pub fn write_slice(&mut self, max: usize) -> WriteSlice<'_, T> {
         // Acquire: as in `free`; always reloaded so the run is as long as
         // possible.
         self.cached_head = self.ring.head.load(Ordering::Acquire);
-        let free = self.free();
+        let free = if self.is_closed() { 0 } else { self.free() };
         let to_end = self.ring.cap - self.tail % self.ring.cap;
         let len = free.min(to_end).min(max as u64) as usize;
         WriteSlice {
