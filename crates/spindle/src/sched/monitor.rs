@@ -196,6 +196,8 @@ pub(crate) fn run(shared: Arc<Shared>) {
             if let Some(driver) = shared.driver.try_lock() {
                 driver.poll_now();
                 driver.dispatch();
+                drop(driver);
+                shared.after_monitor_turn();
             }
         }
         turns = shared.driver.turns(); // our own turn included

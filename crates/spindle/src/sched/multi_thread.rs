@@ -286,6 +286,19 @@ impl Shared {
         }
     }
 
+    /// After a turn at the driver by the monitor, which never parks on it:
+    /// a worker that went to sleep meanwhile found the driver taken and
+    /// sleeps on its own parker. With every worker asleep, nobody then waits
+    /// for the next timer or I/O event until the monitor's next round (up to
+    /// its longest, with timers late by as much; found by review), so one is
+    /// woken, and parks on the driver. (A spurious wake-up at worst, when
+    /// one parked on the driver after the monitor let it go.)
+    pub(crate) fn after_monitor_turn(&self) {
+        if self.idle.num_sleeping() == self.remotes.len() {
+            self.notify_parked();
+        }
+    }
+
     /// After a worker counted itself asleep: is there work anybody should
     /// wake for?
     fn notify_if_work_pending(&self) {
@@ -973,6 +986,40 @@ pub(crate) fn run_worker(external: Arc<Spawner>, index: usize, mut core: Box<Cor
     }
     while let Some(t) = core.queue.pop() {
         drop(t);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// `after_monitor_turn` wakes a worker only when every worker sleeps.
+    #[test]
+    fn after_the_monitors_turn_a_worker_is_woken_only_if_all_sleep() {
+        let config = Config {
+            thread_name: "test".into(),
+            stack_size: None,
+            handoff_after: None,
+            yield_before_park: true,
+            slow_poll: None,
+            stall_after: None,
+            on_stall: Arc::new(diagnostics::print_stall),
+            track_spawns: false,
+        };
+        let pool = Pool::new(1, Duration::from_secs(1), "test-blocking".into());
+        let (shared, _cores) = build(2, config, pool).unwrap();
+        shared.idle.worker_to_parked(0);
+        shared.after_monitor_turn();
+        assert_eq!(
+            shared.sleeping_workers(),
+            1,
+            "worker 1 is awake: nobody woken"
+        );
+        shared.idle.worker_to_parked(1);
+        shared.after_monitor_turn();
+        assert_eq!(shared.sleeping_workers(), 1, "all slept: one woken");
+        shared.begin_shutdown();
+        shared.cancel_all();
     }
 }
 
