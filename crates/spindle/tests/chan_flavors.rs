@@ -5,7 +5,7 @@ mod chan_common;
 
 use chan_common::{block_on, poll_once, spawn, Counter};
 use futures_util::{SinkExt, StreamExt};
-use spindle::chan::{self, broadcast, RecvError, TryRecvError};
+use spindle::chan::{self, broadcast, RecvError, SendError, TryRecvError, TrySendError};
 use std::thread;
 use std::time::Duration;
 
@@ -243,6 +243,24 @@ fn spsc_drops_exactly_once() {
     assert!(p.try_push(k.make(9)).is_err());
     drop(p);
     assert_eq!(k.live(), 0);
+}
+
+/// A sender released by `Sink::close` refuses every way of sending, the
+/// batch included (it still delivered until 2026-11-26; found by review).
+#[test]
+fn a_sender_closed_as_a_sink_sends_nothing_more() {
+    let (mut tx, rx) = chan::bounded::<u32>(8);
+    let keep = tx.clone(); // the channel stays open for other senders
+    block_on(SinkExt::close(&mut tx)).unwrap();
+    assert_eq!(tx.try_send(1), Err(TrySendError::Closed(1)));
+    assert_eq!(block_on(chan::Sender::send(&tx, 2)), Err(SendError(2)));
+    assert_eq!(
+        tx.send_batch_blocking(vec![3, 4]),
+        Err(SendError(vec![3, 4]))
+    );
+    assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+    keep.try_send(5).unwrap();
+    assert_eq!(rx.try_recv(), Ok(5));
 }
 
 #[test]

@@ -1121,6 +1121,11 @@ impl<T> Future for SendBatch<'_, T> {
     type Output = Result<(), SendError<Vec<T>>>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
+        // Released by `Sink::poll_close` (which needs `&mut Sender`, so not
+        // while this batch borrows it): closed for this handle, as `send`.
+        if this.sender.detached.load(Ordering::Relaxed) {
+            return Poll::Ready(Err(SendError(std::mem::take(&mut this.items).into())));
+        }
         this.sender
             .chan
             .poll_send_batch(&mut this.items, &mut this.key, &mut this.zero_value, cx)
