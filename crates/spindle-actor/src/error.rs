@@ -35,8 +35,9 @@ pub enum GraphError {
     NoBody { actor: String },
     /// A graph with no actors.
     Empty,
-    /// The telemetry address is not an `ip:port` address.
-    BadTelemetryAddr { addr: String },
+    /// The telemetry address is not an `ip:port` address (`reason`: what
+    /// resolving it said).
+    BadTelemetryAddr { addr: String, reason: String },
     /// The telemetry address is not a loopback address and remote access
     /// was not allowed with `Graph::telemetry_allow_remote`.
     NonLoopbackTelemetry { addr: SocketAddr },
@@ -85,8 +86,11 @@ impl fmt::Display for GraphError {
                 )
             }
             GraphError::Empty => write!(f, "the graph has no actors"),
-            GraphError::BadTelemetryAddr { addr } => {
-                write!(f, "telemetry address `{addr}` is not an ip:port address")
+            GraphError::BadTelemetryAddr { addr, reason } => {
+                write!(
+                    f,
+                    "telemetry address `{addr}` is not an ip:port address ({reason})"
+                )
             }
             GraphError::NonLoopbackTelemetry { addr } => write!(
                 f,

@@ -174,7 +174,8 @@ fn telemetry_refuses_remote_bad_and_busy_addresses() {
     let e = err(build("no address here"));
     assert_eq!(
         e.to_string(),
-        "telemetry address `no address here` is not an ip:port address"
+        "telemetry address `no address here` is not an ip:port address \
+         (invalid socket address)"
     );
     let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = busy.local_addr().unwrap();

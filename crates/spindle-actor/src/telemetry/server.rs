@@ -22,14 +22,16 @@ pub(crate) struct Bound {
 
 /// Resolves and checks the address, then binds it.
 pub(crate) fn bind(cfg: &TelemetryConfig) -> Result<Bound, GraphError> {
+    let bad = |reason: String| GraphError::BadTelemetryAddr {
+        addr: cfg.addr.clone(),
+        reason,
+    };
     let addr = cfg
         .addr
         .to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
-        .ok_or_else(|| GraphError::BadTelemetryAddr {
-            addr: cfg.addr.clone(),
-        })?;
+        .map_err(|e| bad(e.to_string()))?
+        .next()
+        .ok_or_else(|| bad("it resolves to no address".into()))?;
     if !addr.ip().is_loopback() && !cfg.allow_remote {
         return Err(GraphError::NonLoopbackTelemetry { addr });
     }
