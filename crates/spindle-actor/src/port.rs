@@ -19,6 +19,12 @@
 //!   is recorded; a failure of the reader with the same position recorded
 //!   `poison_after` times in a row moves that message to the dead-letter
 //!   sink (or drops it, counting it, when there is none).
+//! - A failure while a run of several messages was peeked (`peek_slots`)
+//!   names no culprit: the reader's next peeks expose one message at a
+//!   time until it is past that run (`one_by_one_until`), so the poison
+//!   count falls on the message that fails alone. (Until 2026-11-26 it fell
+//!   on the run's head: innocent messages were dead-lettered a few failures
+//!   at a time until the bad one reached the head; found by review.)
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,12 +45,16 @@ pub(crate) enum EndSlot<E> {
 /// The consumer end plus what the supervisor needs to survive a panic.
 pub(crate) struct ConsumerState<T> {
     pub(crate) cons: Consumer<T>,
-    /// A message at the head was peeked and not advanced past.
-    pub(crate) peeked: bool,
-    /// Set on release: the head position if `peeked` was set then.
-    pub(crate) peeked_at_release: Option<u64>,
+    /// How many messages, from the head, the last peek exposed and were
+    /// not advanced past (0: none).
+    pub(crate) peeked: usize,
+    /// Set on release: the head position and `peeked`, if that was not 0.
+    pub(crate) peeked_at_release: Option<(u64, usize)>,
     poison_pos: u64,
     poison_count: u32,
+    /// Peeks expose one message at a time while the head is below this
+    /// position (module docs).
+    pub(crate) one_by_one_until: Option<u64>,
 }
 
 pub(crate) struct ChannelShared<T> {
@@ -79,10 +89,11 @@ impl<T: Send + 'static> ChannelShared<T> {
             producer: Mutex::new(EndSlot::Free(p)),
             consumer: Mutex::new(EndSlot::Free(ConsumerState {
                 cons: c,
-                peeked: false,
+                peeked: 0,
                 peeked_at_release: None,
                 poison_pos: 0,
                 poison_count: 0,
+                one_by_one_until: None,
             })),
             writer: OnceLock::new(),
             reader: OnceLock::new(),
@@ -128,8 +139,8 @@ impl<T> ChannelShared<T> {
     }
 
     pub(crate) fn release_consumer(&self, mut st: ConsumerState<T>) {
-        st.peeked_at_release = st.peeked.then(|| st.cons.head());
-        st.peeked = false;
+        st.peeked_at_release = (st.peeked > 0).then(|| (st.cons.head(), st.peeked));
+        st.peeked = 0;
         let mut g = lock(&self.consumer);
         match *g {
             EndSlot::Held {
@@ -256,7 +267,14 @@ impl<T: Send + 'static> ChannelInfo for ChannelShared<T> {
         let EndSlot::Free(st) = &mut *g else {
             return None;
         };
-        let pos = st.peeked_at_release.take()?;
+        let (pos, run) = st.peeked_at_release.take()?;
+        if run > 1 {
+            // Which of the run failed is unknown: the next runs peek one at
+            // a time past it, and the count starts on the one that fails.
+            st.one_by_one_until = Some(pos + run as u64);
+            st.poison_count = 0;
+            return None;
+        }
         if st.poison_count > 0 && st.poison_pos == pos {
             st.poison_count += 1;
         } else {

@@ -91,7 +91,7 @@ impl<T> Rx<T> {
     /// Takes one message if one is ready.
     pub fn try_take(&mut self) -> Option<T> {
         let st = self.st();
-        st.peeked = false;
+        st.peeked = 0;
         st.cons.try_pop()
     }
 
@@ -113,7 +113,7 @@ impl<T> Rx<T> {
     /// the run). Returns how many; never waits.
     pub fn take_batch(&mut self, out: &mut Vec<T>, max: usize) -> usize {
         let st = self.st();
-        st.peeked = false;
+        st.peeked = 0;
         st.cons.pop_into(out, max)
     }
 
@@ -122,7 +122,7 @@ impl<T> Rx<T> {
     pub fn try_peek(&mut self) -> Option<&T> {
         let st = self.st.as_mut().expect("held");
         let v = st.cons.peek();
-        st.peeked = v.is_some();
+        st.peeked = usize::from(v.is_some());
         v
     }
 
@@ -148,7 +148,7 @@ impl<T> Rx<T> {
         let st = self.st();
         let n = n.min(st.cons.avail());
         st.cons.release(n);
-        st.peeked = false;
+        st.peeked = 0;
     }
 }
 
@@ -179,7 +179,7 @@ impl<T: Copy> Rx<T> {
     /// Returns how many; never waits.
     pub fn take_slice(&mut self, dst: &mut [T]) -> usize {
         let st = self.st();
-        st.peeked = false;
+        st.peeked = 0;
         st.cons.pop_slice(dst)
     }
 }
@@ -189,10 +189,22 @@ impl<T> Rx<T> {
     /// Up to `max` ready messages, read in place on the channel's memory
     /// (zero-copy): two runs, the second non-empty only when the ring
     /// wraps. They stay in the channel until [`Rx::advance`].
+    ///
+    /// After a failure of the reader while such a run was peeked, the runs
+    /// hold one message each until the reader is past that run, so the
+    /// poison policy finds the message that fails (`RestartPolicy::poison_after`).
     pub fn peek_slots(&mut self, max: usize) -> Slots<'_, T> {
         let st = self.st.as_mut().expect("held");
+        let max = match st.one_by_one_until {
+            Some(end) if st.cons.head() < end => max.min(1),
+            Some(_) => {
+                st.one_by_one_until = None;
+                max
+            }
+            None => max,
+        };
         let (a, b) = st.cons.peek_runs(max);
-        st.peeked = !a.is_empty();
+        st.peeked = a.len() + b.len();
         Slots { a, b }
     }
 }

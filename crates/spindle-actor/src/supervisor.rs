@@ -100,7 +100,9 @@ impl RestartPolicy {
 
     /// After `n` failures in a row while the same peeked message sat at the
     /// head of an input, that message goes to the channel's dead-letter
-    /// sink (`n >= 1`). `None` keeps retrying it (within the budget).
+    /// sink (`n >= 1`). `None` keeps retrying it (within the budget). A
+    /// failure with a run of messages peeked (`Rx::peek_slots`) counts for
+    /// none of them: the next runs peek one at a time past that run.
     pub fn poison_after(mut self, n: Option<u32>) -> RestartPolicy {
         self.poison_after = n.map(|n| n.max(1));
         self

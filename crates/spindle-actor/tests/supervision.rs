@@ -208,3 +208,74 @@ fn an_error_return_and_a_panic_at_start_are_failures_too() {
         assert_eq!(seen.take().unwrap().values, [42]);
     }
 }
+
+/// Checks a whole run of peeked messages with `fail` before forwarding any,
+/// then commits the run.
+async fn fragile_runs(
+    input: RxHandle<u64>,
+    out: TxHandle<u64>,
+    fail: impl Fn(u64) -> bool,
+) -> Result<(), PortError> {
+    let (mut rx, mut tx) = (input.lock()?, out.lock()?);
+    while rx.wait_avail(8).await.is_some() {
+        let run: Vec<u64> = rx.peek_slots(8).iter().copied().collect();
+        if let Some(v) = run.iter().find(|&&v| fail(v)) {
+            panic!("cannot handle message {v}");
+        }
+        for &v in &run {
+            tx.send(v).await.unwrap();
+        }
+        rx.advance(run.len());
+    }
+    Ok(())
+}
+
+/// A failure while a run of messages was peeked does not blame the run's
+/// head: the reader then peeks one message at a time past that run, and
+/// only the message that fails alone goes to dead letters. (The head was
+/// blamed until 2026-11-26: innocent messages were dead-lettered three
+/// failures at a time; found by review.)
+#[test]
+fn a_poison_message_in_a_peeked_run_is_the_only_one_dead_lettered() {
+    for (name, rt) in runtimes() {
+        let mut g = Graph::new("runs");
+        let (dead_tx, dead_rx) = spindle::chan::unbounded();
+        let (a_tx, a_rx) = g
+            .channel::<u64>("in")
+            .capacity(64)
+            .dead_letters(dead_tx)
+            .build();
+        let (b_tx, b_rx) = g.channel::<u64>("out").capacity(64).build();
+        let seen = ActorState::new(Seen::default());
+        g.actor("source")
+            .writes(&a_tx)
+            .run(move |ctx| common::source(ctx, a_tx.clone(), 200, 7));
+        let policy = quick()
+            .poison_after(Some(3))
+            .budget(10, Duration::from_secs(60));
+        g.actor("fragile")
+            .reads(&a_rx)
+            .writes(&b_tx)
+            .restart(policy)
+            .run(move |_| fragile_runs(a_rx.clone(), b_tx.clone(), |v| v == 77));
+        let s = seen.clone();
+        g.actor("sink")
+            .reads(&b_rx)
+            .run(move |ctx| common::sink(ctx, b_rx.clone(), s.clone()));
+        let running = g.start(rt.handle()).unwrap();
+        let report = finish(&rt, &running);
+        assert!(report.is_clean(), "{name}: {report}");
+        assert_eq!(dead_rx.try_recv(), Ok(77), "{name}");
+        assert!(
+            dead_rx.try_recv().is_err(),
+            "{name}: an innocent one dead-lettered"
+        );
+        let want: Vec<u64> = (1..=200).filter(|&v| v != 77).collect();
+        assert_eq!(seen.take().unwrap().values, want, "{name}");
+        let restarts = report.actor("fragile").unwrap().restarts;
+        assert!(
+            (3..=4).contains(&restarts),
+            "{name}: {restarts} restarts: {report}"
+        );
+    }
+}
