@@ -104,9 +104,19 @@ impl Timers {
         }
         let when = self.deadline_tick(deadline);
         let shard = hint % self.shards.len();
-        let key = match lock(&self.shards[shard]).insert(when, waker.clone()) {
-            Ok(key) => key,
-            Err(_) => return Armed::Due,
+        let key = {
+            let mut wheel = lock(&self.shards[shard]);
+            // Again under the shard's lock: `shut_down` sets the flag, then
+            // takes each shard's wakers under its lock, so a waker filed
+            // after that take would be kept for good (with the task it
+            // holds; found by review).
+            if self.shut_down.load(SeqCst) {
+                return Armed::ShutDown;
+            }
+            match wheel.insert(when, waker.clone()) {
+                Ok(key) => key,
+                Err(_) => return Armed::Due,
+            }
         };
         // SeqCst load: see the module docs (a skip must not miss the
         // driver's reset of the hint).
@@ -121,9 +131,14 @@ impl Timers {
     }
 
     /// Whether the timer has fired, freeing it if so (one lock for both);
-    /// if not, `waker` is the one it will wake.
+    /// if not, `waker` is the one it will wake (none after shutdown, which
+    /// dropped the wakers: as in `arm`).
     pub(crate) fn poll(&self, slot: Slot, waker: &Waker) -> bool {
-        lock(&self.shards[slot.shard as usize]).poll(slot.key, waker)
+        let mut wheel = lock(&self.shards[slot.shard as usize]);
+        if self.shut_down.load(SeqCst) {
+            return false;
+        }
+        wheel.poll(slot.key, waker)
     }
 
     /// Frees the timer (fired or not).
@@ -189,5 +204,40 @@ impl Timers {
             let wakers = lock(shard).take_wakers();
             drop(wakers);
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    struct Nothing;
+    impl Wake for Nothing {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    /// Shutdown drops every waker, and a timer polled after it files none
+    /// again (the waker would hold its task for good).
+    #[test]
+    fn after_shutdown_no_timer_keeps_a_waker() {
+        let timers = Timers::new(2);
+        let inner = Arc::new(Nothing);
+        let waker = Waker::from(inner.clone());
+        let far = Instant::now() + Duration::from_secs(3600);
+        let Armed::Filed { slot, .. } = timers.arm(0, far, &waker) else {
+            panic!("a far timer is filed");
+        };
+        assert_eq!(
+            Arc::strong_count(&inner),
+            3,
+            "ours, the waker's, the wheel's"
+        );
+        timers.shut_down();
+        assert_eq!(Arc::strong_count(&inner), 2);
+        assert!(!timers.poll(slot, &waker));
+        assert!(matches!(timers.arm(1, far, &waker), Armed::ShutDown));
+        assert_eq!(Arc::strong_count(&inner), 2, "a waker filed after shutdown");
     }
 }
