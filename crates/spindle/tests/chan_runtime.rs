@@ -308,6 +308,16 @@ fn rendezvous_senders_reuse_one_slot_and_each_is_woken() {
     }
 }
 
+/// A thread that sends 7 on `tx` 50 ms from now, giving `tx` back (the
+/// channel open) when joined.
+fn send_seven_later(tx: chan::Sender<u32>) -> std::thread::JoinHandle<chan::Sender<u32>> {
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        tx.send_blocking(7).unwrap();
+        tx
+    })
+}
+
 /// A `select!` arm that polls other futures with contexts of its own must
 /// poll them for real in its first pass: a `JoinHandle` runs a task it
 /// just spawned inline, and that task's receive must join the channel's
@@ -317,11 +327,7 @@ fn rendezvous_senders_reuse_one_slot_and_each_is_woken() {
 fn a_task_run_inline_by_a_select_arm_waits_for_real() {
     for (name, rt) in runtimes() {
         let (tx, rx) = chan::bounded::<u32>(1);
-        let sender = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(50));
-            tx.send_blocking(7).unwrap();
-            tx // kept open until joined
-        });
+        let sender = send_seven_later(tx);
         let got = rt.block_on(async move {
             let (_keep, never) = chan::bounded::<u32>(1);
             let child = spindle::spawn(async move { rx.recv().await });
@@ -344,11 +350,7 @@ fn a_task_run_inline_by_a_select_arm_waits_for_real() {
 fn a_large_race_inside_a_select_arm_waits_for_real() {
     for (name, rt) in runtimes() {
         let (tx, rx) = chan::bounded::<u32>(1);
-        let sender = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(50));
-            tx.send_blocking(7).unwrap();
-            tx
-        });
+        let sender = send_seven_later(tx);
         let got = rt.block_on(async {
             let (_keep, never) = chan::bounded::<u32>(1);
             let group = spindle::race((0..33).map(|_| rx.recv()));

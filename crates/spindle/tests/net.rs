@@ -399,7 +399,7 @@ use std::future::Future as _;
 fn a_udp_error_is_reported_once_and_the_next_receive_waits() {
     for (name, rt) in common::flavours() {
         let (done, finished) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
+        let t = std::thread::spawn(move || {
             let timed_out = rt.block_on(async {
                 let dead = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
                 let dead_addr = dead.local_addr().unwrap();
@@ -421,6 +421,7 @@ fn a_udp_error_is_reported_once_and_the_next_receive_waits() {
         let timed_out = finished
             .recv_timeout(Duration::from_secs(10))
             .unwrap_or_else(|_| panic!("{name}: the second receive spun"));
+        t.join().unwrap();
         assert!(
             timed_out,
             "{name}: nothing was sent, yet the receive returned"

@@ -820,12 +820,10 @@ fn shutdown_cancels_every_task_and_frees_it() {
     }
 }
 
-#[test]
-fn shutdown_timeout_gives_up_on_a_blocked_worker() {
-    let rt = spindle::Builder::new_multi_thread()
-        .workers(2)
-        .build()
-        .unwrap();
+/// Spawns a task that blocks its worker's thread until the flag returned is
+/// set; returns once it is inside that poll (a task still queued would be
+/// dropped at shutdown and let every worker stop).
+fn spawn_blocker(rt: &spindle::Runtime) -> Arc<AtomicBool> {
     let release = Arc::new(AtomicBool::new(false));
     let started = Arc::new(AtomicBool::new(false));
     let (r, s) = (release.clone(), started.clone());
@@ -835,9 +833,17 @@ fn shutdown_timeout_gives_up_on_a_blocked_worker() {
             std::thread::sleep(Duration::from_millis(1));
         }
     }));
-    // A task still queued would be dropped and let every worker stop, so
-    // the shutdown begins only once a worker is inside the blocking poll.
     assert!(common::until_blocking(|| started.load(SeqCst)));
+    release
+}
+
+#[test]
+fn shutdown_timeout_gives_up_on_a_blocked_worker() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(2)
+        .build()
+        .unwrap();
+    let release = spawn_blocker(&rt);
     let stopped = rt.shutdown_timeout(Duration::from_millis(50));
     assert!(
         !stopped,
@@ -865,16 +871,7 @@ fn tasks_left_by_a_timed_out_shutdown_are_cancelled_once_the_stuck_worker_return
         Gate::new().wait().await;
     }));
     assert!(common::until_blocking(|| idle.load(SeqCst)));
-    let release = Arc::new(AtomicBool::new(false));
-    let started = Arc::new(AtomicBool::new(false));
-    let (r, s) = (release.clone(), started.clone());
-    drop(rt.spawn(async move {
-        s.store(true, SeqCst);
-        while !r.load(SeqCst) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }));
-    assert!(common::until_blocking(|| started.load(SeqCst)));
+    let release = spawn_blocker(&rt);
     assert!(!rt.shutdown_timeout(Duration::from_millis(50)));
     assert_eq!(drops.drops(), 0, "cancelled while a worker may still poll");
     release.store(true, SeqCst);
@@ -1156,7 +1153,7 @@ fn workers_told_not_to_yield_before_parking_still_sleep_and_wake_for_a_thread() 
 fn yielding_inside_a_large_join_all_lets_other_tasks_run() {
     for (name, rt) in common::flavours() {
         let (done, finished) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
+        let t = std::thread::spawn(move || {
             rt.block_on(async {
                 let flag = Arc::new(AtomicBool::new(false));
                 let f = flag.clone();
@@ -1176,5 +1173,6 @@ fn yielding_inside_a_large_join_all_lets_other_tasks_run() {
         finished
             .recv_timeout(Duration::from_secs(10))
             .unwrap_or_else(|_| panic!("{name}: the group never let the flag's task run"));
+        t.join().unwrap();
     }
 }
