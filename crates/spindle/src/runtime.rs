@@ -421,7 +421,8 @@ impl Runtime {
         if std::mem::replace(&mut self.shut_down, true) {
             return true;
         }
-        let deadline = timeout.map(|t| Instant::now() + t);
+        // No deadline: none given, or one past what `Instant` holds.
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         match &self.handle.inner {
             HandleInner::Multi(spawner) => {
                 let shared = spawner.shared().clone();

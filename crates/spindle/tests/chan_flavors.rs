@@ -263,6 +263,25 @@ fn a_sender_closed_as_a_sink_sends_nothing_more() {
     assert_eq!(rx.try_recv(), Ok(5));
 }
 
+/// `Duration::MAX` as a timeout means no limit: the timed calls wait as
+/// their plain forms do (adding it to `Instant::now()` panicked until
+/// 2026-11-26).
+#[test]
+fn a_timeout_of_duration_max_waits_without_limit() {
+    let (tx, rx) = chan::bounded::<u32>(1);
+    tx.send_timeout_blocking(1, Duration::MAX).unwrap();
+    assert_eq!(rx.recv_timeout_blocking(Duration::MAX), Ok(1));
+    let t = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(20));
+        tx.send_blocking(2).unwrap();
+    });
+    assert_eq!(rx.recv_timeout_blocking(Duration::MAX), Ok(2));
+    t.join().unwrap();
+    let (otx, mut orx) = chan::oneshot::<u32>();
+    otx.send(3).unwrap();
+    assert_eq!(orx.recv_timeout_blocking(Duration::MAX), Ok(3));
+}
+
 #[test]
 fn stream_and_sink() {
     let (tx, rx) = chan::bounded::<u32>(2);

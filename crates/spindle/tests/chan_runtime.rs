@@ -366,3 +366,24 @@ fn a_large_race_inside_a_select_arm_waits_for_real() {
         assert_eq!(got, Ok(Ok(7)), "{name}: no receive of the race registered");
     }
 }
+
+/// The async timed calls take `Duration::MAX` as no limit (it panicked
+/// until 2026-11-26).
+#[test]
+fn async_timeouts_of_duration_max_wait_without_limit() {
+    for (name, rt) in runtimes() {
+        let got = rt.block_on(async {
+            let (tx, rx) = chan::bounded::<u32>(1);
+            tx.send_timeout(1, Duration::MAX).await.unwrap();
+            let first = rx.recv_timeout(Duration::MAX).await;
+            let late = spindle::spawn(async move {
+                spindle::time::sleep(Duration::from_millis(20)).await;
+                tx.send(2).await.unwrap();
+            });
+            let second = rx.recv_timeout(Duration::MAX).await;
+            late.await.unwrap();
+            (first, second)
+        });
+        assert_eq!(got, (Ok(1), Ok(2)), "{name}");
+    }
+}

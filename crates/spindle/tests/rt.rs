@@ -820,6 +820,21 @@ fn shutdown_cancels_every_task_and_frees_it() {
     }
 }
 
+/// A shutdown timeout too long for `Instant` is no limit (it panicked
+/// until 2026-11-26).
+#[test]
+fn a_shutdown_timeout_of_duration_max_waits_without_limit() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(2)
+        .build()
+        .unwrap();
+    assert_eq!(
+        rt.block_on(async { spindle::spawn(async { 7 }).await.unwrap() }),
+        7
+    );
+    assert!(rt.shutdown_timeout(Duration::MAX));
+}
+
 /// Spawns a task that blocks its worker's thread until the flag returned is
 /// set; returns once it is inside that poll (a task still queued would be
 /// dropped at shutdown and let every worker stop).

@@ -843,6 +843,17 @@ fn wait_step(backoff: &mut Option<Backoff>, register: impl FnOnce()) -> bool {
     }
 }
 
+/// `now + timeout`, or, where that is past what `Instant` holds (a timeout
+/// of `Duration::MAX`, meaning "no limit"), a deadline a century away: the
+/// `*_timeout` calls then wait as their plain forms do, where adding it to
+/// `Instant::now()` panicked until 2026-11-26.
+#[cfg(not(loom))]
+pub(crate) fn deadline_after(timeout: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+    let now = Instant::now();
+    now.checked_add(timeout).unwrap_or(now + CENTURY)
+}
+
 /// A receive with a deadline: `None` is the timeout.
 #[cfg(not(loom))]
 fn timed_recv<T>(got: Option<Result<T, RecvError>>) -> Result<T, RecvTimeoutError> {
@@ -885,7 +896,7 @@ impl<T> Sender<T> {
         value: T,
         timeout: Duration,
     ) -> Result<(), SendTimeoutError<T>> {
-        self.send_deadline_blocking(value, Instant::now() + timeout)
+        self.send_deadline_blocking(value, deadline_after(timeout))
     }
 
     /// Like [`Sender::send_blocking`], giving up at `deadline`.
@@ -909,7 +920,7 @@ impl<T> Sender<T> {
         value: T,
         timeout: Duration,
     ) -> Result<(), SendTimeoutError<T>> {
-        self.send_deadline(value, Instant::now() + timeout).await
+        self.send_deadline(value, deadline_after(timeout)).await
     }
 
     /// Like [`Sender::send`], giving up at `deadline`.
@@ -1169,7 +1180,7 @@ impl<T> Receiver<T> {
     /// Like [`Receiver::recv_blocking`], giving up after `timeout`.
     #[cfg(not(loom))]
     pub fn recv_timeout_blocking(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
-        self.recv_deadline_blocking(Instant::now() + timeout)
+        self.recv_deadline_blocking(deadline_after(timeout))
     }
 
     /// Like [`Receiver::recv_blocking`], giving up at `deadline`.
@@ -1182,7 +1193,7 @@ impl<T> Receiver<T> {
     /// timer: call it inside a runtime). Cancel-safe: a timeout takes nothing.
     #[cfg(not(loom))]
     pub async fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
-        self.recv_deadline(Instant::now() + timeout).await
+        self.recv_deadline(deadline_after(timeout)).await
     }
 
     /// Like [`Receiver::recv`], giving up at `deadline`.

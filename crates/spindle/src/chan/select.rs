@@ -67,7 +67,7 @@ static PROBE: Waker = unsafe {
 /// for real, so each registers where it waits. (A thread-local flag, used
 /// until 2026-11-26, reached those too: they returned `Pending` having
 /// registered nowhere, were never polled by the second pass, and slept for
-/// good; found by review, `tests/chan_select.rs`.)
+/// good; found by review, `tests/chan_runtime.rs`.)
 #[doc(hidden)]
 pub fn probe_waker() -> &'static Waker {
     &PROBE

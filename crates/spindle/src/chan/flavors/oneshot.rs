@@ -21,7 +21,7 @@ use std::future::Future;
 use std::pin::{pin, Pin};
 use std::task::{Context, Poll, Waker};
 #[cfg(not(loom))]
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::chan::blocking;
 #[cfg(not(loom))]
@@ -123,7 +123,7 @@ impl<T> Receiver<T> {
     /// Waits for the value from a plain thread, at most `timeout`.
     #[cfg(not(loom))]
     pub fn recv_timeout_blocking(&mut self, timeout: Duration) -> Result<T, RecvTimeoutError> {
-        match blocking::block_on_until(pin!(self), Instant::now() + timeout) {
+        match blocking::block_on_until(pin!(self), crate::chan::deadline_after(timeout)) {
             Some(Ok(v)) => Ok(v),
             Some(Err(RecvError)) => Err(RecvTimeoutError::Closed),
             None => Err(RecvTimeoutError::Timeout),
