@@ -144,8 +144,7 @@ impl Readiness {
 /// A registered file descriptor's readiness.
 pub(crate) struct Source {
     fd: RawFd,
-    key: usize,
-    /// `key` and its generation (see `KEY_BITS`).
+    /// Its slab key and the key's generation (see `KEY_BITS`).
     token: usize,
     state: Mutex<[Readiness; 2]>,
 }
@@ -219,7 +218,6 @@ impl Reactor {
         };
         let source = Arc::new(Source {
             fd,
-            key,
             token,
             state: Mutex::new([ready(), ready()]),
         });
@@ -251,10 +249,11 @@ impl Reactor {
         let mut wakers = Vec::new();
         {
             let mut slab = lock(&self.sources);
-            slab.entries[source.key] = None;
-            let next = &mut slab.generations[source.key];
+            let key = source.key();
+            slab.entries[key] = None;
+            let next = &mut slab.generations[key];
             *next = next.wrapping_add(1) & (usize::MAX >> KEY_BITS);
-            slab.free.push(source.key);
+            slab.free.push(key);
             self.registered.fetch_sub(1, SeqCst);
             // Wake anyone still waiting: their next attempt sees the fd gone.
             for r in lock(&source.state).iter_mut() {
@@ -349,6 +348,11 @@ impl Reactor {
 }
 
 impl Source {
+    /// Its index in the reactor's slab.
+    fn key(&self) -> usize {
+        self.token & KEY_MASK
+    }
+
     /// `Ready(tick)` while `dir` is ready; otherwise stores the waker.
     pub(crate) fn poll_ready(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<u64> {
         let flushed = {
@@ -400,7 +404,7 @@ mod tests {
         let (b, _b_peer) = UnixStream::pair().unwrap();
         b.set_nonblocking(true).unwrap();
         let src_b = r.register(b.as_raw_fd()).unwrap();
-        assert_eq!(src_b.key, 0, "the key was reused");
+        assert_eq!(src_b.key(), 0, "the key was reused");
         assert_eq!(r.dispatch(), 0, "the stale hang-up was dropped");
         let mut cx = Context::from_waker(Waker::noop());
         let Poll::Ready(tick) = src_b.poll_ready(Direction::Read, &mut cx) else {

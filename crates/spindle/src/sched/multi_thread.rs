@@ -989,6 +989,25 @@ pub(crate) fn run_worker(external: Arc<Spawner>, index: usize, mut core: Box<Cor
     }
 }
 
+/// A runtime's shared state and cores, no thread started (unit tests and
+/// loom models drive them by hand).
+#[cfg(test)]
+fn test_build(workers: usize) -> (Arc<Shared>, Vec<Core>) {
+    let config = Config {
+        thread_name: "test".into(),
+        stack_size: None,
+        handoff_after: None,
+        // A no-op under loom (`spin.rs`); on, as by default.
+        yield_before_park: true,
+        slow_poll: None,
+        stall_after: None,
+        on_stall: std::sync::Arc::new(diagnostics::print_stall),
+        track_spawns: false,
+    };
+    let pool = Pool::new(1, Duration::from_secs(1), "test-blocking".into());
+    build(workers, config, pool).unwrap()
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -996,18 +1015,7 @@ mod tests {
     /// `after_monitor_turn` wakes a worker only when every worker sleeps.
     #[test]
     fn after_the_monitors_turn_a_worker_is_woken_only_if_all_sleep() {
-        let config = Config {
-            thread_name: "test".into(),
-            stack_size: None,
-            handoff_after: None,
-            yield_before_park: true,
-            slow_poll: None,
-            stall_after: None,
-            on_stall: Arc::new(diagnostics::print_stall),
-            track_spawns: false,
-        };
-        let pool = Pool::new(1, Duration::from_secs(1), "test-blocking".into());
-        let (shared, _cores) = build(2, config, pool).unwrap();
+        let (shared, _cores) = test_build(2);
         shared.idle.worker_to_parked(0);
         shared.after_monitor_turn();
         assert_eq!(
@@ -1028,22 +1036,6 @@ mod loom_model {
     use super::*;
     use crate::loom::AtomicUsize;
     use loom::thread;
-
-    fn test_build(workers: usize) -> (Arc<Shared>, Vec<Core>) {
-        let config = Config {
-            thread_name: "loom".into(),
-            stack_size: None,
-            handoff_after: None,
-            // A no-op under loom (`spin.rs`); on, as by default.
-            yield_before_park: true,
-            slow_poll: None,
-            stall_after: None,
-            on_stall: std::sync::Arc::new(diagnostics::print_stall),
-            track_spawns: false,
-        };
-        let pool = Pool::new(1, Duration::from_secs(1), "loom-blocking".into());
-        build(workers, config, pool).unwrap()
-    }
 
     /// Runs one worker's real loop pieces until it has run `want` tasks.
     fn worker(
