@@ -296,7 +296,7 @@ impl Builder {
                 // On an error `rt` drops: the threads started so far stop.
                 for (index, core) in cores.into_iter().enumerate() {
                     multi_thread::Shared::start_worker(&shared, index, Box::new(core))
-                        .map_err(|(e, _)| BuildError::Spawn(e))?;
+                        .map_err(BuildError::Spawn)?;
                 }
                 // Not under miri: a thread waking every millisecond of real
                 // time would swamp its interpreter (the monitor is timing,

@@ -1,9 +1,12 @@
 //! Per-worker counters and the runtime's metrics snapshot.
 //!
-//! Each worker's counters are written only by that worker, with a plain
-//! load-and-store (no read-modify-write, no lock prefix), and read by anyone
-//! with Relaxed loads: a snapshot is a consistent-enough view for telemetry,
-//! never used for synchronisation.
+//! Each worker's counters are written only by the thread holding that
+//! worker's core, while it holds it (owned in the run loop, or inside a
+//! borrow of the lent core, `lent.rs`), with a plain load-and-store (no
+//! read-modify-write, no lock prefix): one writer at a time, even while a
+//! thread that lost its core in a hand-off finishes its poll beside the
+//! new one. Anyone reads them with Relaxed loads: a snapshot is a
+//! consistent-enough view for telemetry, never used for synchronisation.
 
 use crate::loom::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
@@ -61,7 +64,9 @@ pub struct WorkerMetrics {
     pub index: usize,
     /// Task polls run on this worker.
     pub polls: u64,
-    /// Tasks spawned by code running on this worker.
+    /// Tasks spawned by code running on this worker. Spawns from a
+    /// thread that lost the core in a hand-off, like those from outside the
+    /// runtime, are not counted per worker.
     pub spawns: u64,
     /// Tasks this worker scheduled onto its own queue or LIFO slot.
     pub local_schedules: u64,
@@ -81,7 +86,9 @@ pub struct WorkerMetrics {
     /// Tasks in the local queue when the snapshot was taken.
     pub queue_depth: usize,
     /// Polls that ran longer than the slow-poll threshold
-    /// (`Builder::slow_poll_threshold`, 50 µs by default).
+    /// (`Builder::slow_poll_threshold`, 50 µs by default); one that lost
+    /// its core to a hand-off meanwhile is counted in the runtime's
+    /// hand-offs instead.
     pub slow_polls: u64,
     /// The longest of those, longest first (a few).
     pub worst_polls: Vec<crate::SlowPoll>,

@@ -183,36 +183,42 @@ impl Shared {
             && self.remotes.iter().all(|r| r.stealer.is_empty())
     }
 
-    /// Starts a thread running core `index` (at build, or to replace a
-    /// thread that lost its core). If the OS refuses a thread, the core
-    /// comes back with the error.
+    /// Starts a thread running core `index` (at build).
     pub(crate) fn start_worker(
         this: &Arc<Self>,
         index: usize,
         core: Box<Core>,
-    ) -> Result<(), (std::io::Error, Box<Core>)> {
+    ) -> std::io::Result<()> {
+        let give = Shared::worker_thread(this, index)?;
+        give.send(core)
+            .expect("a new worker thread waits for its core");
+        Ok(())
+    }
+
+    /// Starts a thread for core `index`, waiting for the core to be sent;
+    /// a thread whose sender is dropped instead ends at once.
+    fn worker_thread(
+        this: &Arc<Self>,
+        index: usize,
+    ) -> std::io::Result<std::sync::mpsc::SyncSender<Box<Core>>> {
+        #[cfg(all(test, not(loom)))]
+        if tests::REFUSE_THREADS.with(|r| r.get()) {
+            return Err(std::io::Error::other("refused by the test"));
+        }
         let mut b =
             std::thread::Builder::new().name(format!("{}-{index}", this.config.thread_name));
         if let Some(s) = this.config.stack_size {
             b = b.stack_size(s);
         }
         let external = external_spawner(this);
-        // The core travels once the thread exists, so a refusal keeps it.
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Box<Core>>(1);
-        let started = b.spawn(move || {
-            if let Ok(core) = rx.recv() {
+        let (give, core) = std::sync::mpsc::sync_channel::<Box<Core>>(1);
+        let t = b.spawn(move || {
+            if let Ok(core) = core.recv() {
                 run_worker(external, index, core);
             }
-        });
-        match started {
-            Ok(t) => {
-                lock(&this.threads).push(t);
-                tx.send(core)
-                    .expect("a new worker thread waits for its core");
-                Ok(())
-            }
-            Err(e) => Err((e, core)),
-        }
+        })?;
+        lock(&this.threads).push(t);
+        Ok(give)
     }
 
     /// Gives core `index`, taken from a thread stuck in a poll, to a new
@@ -224,21 +230,24 @@ impl Shared {
 
     /// Takes the core lent in `lent` (core `index`) and starts a new thread
     /// on it: the monitor's retake and `block_in_place`. `false` if no core
-    /// was there, or no thread could be had (the core then stays lent).
+    /// was there, or no thread could be had.
+    ///
+    /// The thread comes first and the core second, so that a refused
+    /// thread leaves the core untouched with its owner. (Taken first and
+    /// lent back after a refusal, the core could land in the slot of an
+    /// owner that had meanwhile found it gone and retired.) When the core
+    /// turns out to be gone already, the new thread ends unused.
     fn hand_off(this: &Arc<Self>, index: usize, lent: &Lent) -> bool {
+        let Ok(give) = Shared::worker_thread(this, index) else {
+            return false;
+        };
         let Some(core) = lent.take_away() else {
             return false;
         };
-        match Shared::start_worker(this, index, core) {
-            Ok(()) => {
-                this.handoffs.fetch_add(1, Relaxed);
-                true
-            }
-            Err((_, core)) => {
-                lent.lend(core);
-                false
-            }
-        }
+        give.send(core)
+            .expect("a new worker thread waits for its core");
+        this.handoffs.fetch_add(1, Relaxed);
+        true
     }
 
     /// Starts a thread (the monitor) that is joined at shutdown.
@@ -491,13 +500,14 @@ impl WorkerCtx {
         if !self.inline.has_room() {
             return false;
         }
-        let next = self
-            .lent
-            .borrow()
-            .and_then(|mut core| core.fresh.take(task));
+        let next = self.lent.borrow().and_then(|mut core| {
+            let next = core.fresh.take(task)?;
+            // Counted inside the borrow: the core's counters have one writer.
+            bump(&self.counters().polls, 1);
+            bump(&self.counters().lifo_hits, 1);
+            Some(next)
+        });
         let Some(next) = next else { return false };
-        bump(&self.counters().polls, 1);
-        bump(&self.counters().lifo_hits, 1);
         // SAFETY: forwarded from the caller.
         unsafe { self.inline.run_joined(next, dst) }
     }
@@ -533,8 +543,15 @@ impl WorkerCtx {
     {
         let (notified, raw) = RawTask::allocate(future, self.purse.hook());
         self.shared().track(&notified, self.index);
-        bump(&self.counters().spawns, 1);
-        self.schedule_here(notified, Queued::Spawned);
+        match self.lent.borrow() {
+            Some(mut core) => {
+                bump(&self.counters().spawns, 1);
+                self.schedule_local(&mut core, notified, Queued::Spawned);
+            }
+            // Without its core this thread is no longer the worker: its
+            // spawns go through the injector, uncounted, as from outside.
+            None => self.shared().schedule_remote(notified),
+        }
         JoinHandle::new(raw)
     }
 
@@ -683,20 +700,17 @@ impl WorkerCtx {
             }
         }
         core.lifo_polls = 0;
-        let counters = self.counters();
-        bump(&counters.polls, 1);
+        bump(&self.counters().polls, 1);
         self.lent.lend(core);
         self.run_timed(task);
         loop {
+            // Both count their poll inside their borrow.
             while let Some(task) = self.next_lifo()? {
-                bump(&counters.lifo_hits, 1);
-                bump(&counters.polls, 1);
                 self.run_timed(task);
             }
             let Some(task) = self.next_queued()? else {
                 return self.lent.take();
             };
-            bump(&counters.polls, 1);
             self.run_timed(task);
         }
     }
@@ -718,6 +732,7 @@ impl WorkerCtx {
         if task.is_some() {
             core.tick = tick;
             core.lifo_polls = 0;
+            bump(&self.counters().polls, 1);
         }
         Some(task)
     }
@@ -748,6 +763,8 @@ impl WorkerCtx {
             None
         } else {
             core.lifo_polls += 1;
+            bump(&self.counters().lifo_hits, 1);
+            bump(&self.counters().polls, 1);
             Some(task)
         })
     }
@@ -765,7 +782,11 @@ impl WorkerCtx {
         task.run();
         let took = diagnostics::stamp().wrapping_sub(start);
         if took > limit {
-            bump(&self.counters().slow_polls, 1);
+            // Counted only by the core's holder (one writer); a poll that
+            // lost its core shows as a hand-off instead.
+            if self.lent.borrow().is_some() {
+                bump(&self.counters().slow_polls, 1);
+            }
             slow.record(self.index, id, took);
         }
     }
@@ -1011,6 +1032,39 @@ fn test_build(workers: usize) -> (Arc<Shared>, Vec<Core>) {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// Makes `Shared::worker_thread` fail on this thread, as when the
+        /// OS refuses a thread.
+        pub(super) static REFUSE_THREADS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// A hand-off that cannot have a thread never takes the core: the
+    /// owner, inside a borrow of it here, keeps it and is not waited for.
+    #[test]
+    fn a_refused_hand_off_leaves_the_core_with_its_owner() {
+        let (shared, mut cores) = test_build(1);
+        let lent = Arc::new(Lent::new());
+        lent.lend(Box::new(cores.pop().unwrap()));
+        let borrowed = lent.borrow().expect("lent");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let monitor = {
+            let (shared, lent) = (shared.clone(), lent.clone());
+            std::thread::spawn(move || {
+                REFUSE_THREADS.with(|r| r.set(true));
+                tx.send(Shared::hand_off(&shared, 0, &lent)).unwrap();
+            })
+        };
+        let handed = rx.recv_timeout(Duration::from_secs(10));
+        drop(borrowed);
+        monitor.join().unwrap();
+        assert_eq!(handed, Ok(false), "the hand-off waited on the borrow");
+        let core = lent.take().expect("the core is still lent");
+        assert_eq!(shared.handoffs.load(Relaxed), 0);
+        drop(core);
+        shared.begin_shutdown();
+        shared.cancel_all();
+    }
 
     /// `after_monitor_turn` wakes a worker only when every worker sleeps.
     #[test]
