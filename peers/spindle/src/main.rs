@@ -427,8 +427,10 @@ async fn select(n: u64, k: usize) -> u64 {
         }
         match k {
             1 => {
-                while let Ok(v) = rxs[0].recv().await {
-                    sum += v;
+                while open[0] {
+                    spindle::select! {
+                        r = recv(0, true) => note(&mut sum, &mut open, 0, r),
+                    }
                 }
             }
             2 => {
