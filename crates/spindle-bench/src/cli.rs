@@ -296,7 +296,13 @@ pub fn dispatch(cli: Cli) -> Result<i32, String> {
                     "note: bench/latest.json has uncommitted changes; CI checks the committed one"
                 );
             }
+            let spindle_rows = run
+                .results
+                .iter()
+                .filter(|r| r.peer == "spindle" && r.ok)
+                .count();
             match fresh::check(
+                spindle_rows,
                 run.meta.timestamp_unix,
                 meta::now_unix(),
                 *max_age,
@@ -516,7 +522,7 @@ pub fn suite(c: &Common, a: &RunArgs) -> Result<i32, String> {
         .filter_map(|p| p.available.clone().ok())
         .collect();
     if available.is_empty() {
-        eprintln!("spindle-bench: no peer available; nothing to run");
+        return Err("no peer available (see above): nothing run, nothing saved".into());
     }
     let plan = Plan {
         workloads: selected
@@ -549,9 +555,19 @@ pub fn suite(c: &Common, a: &RunArgs) -> Result<i32, String> {
     if !c.quiet {
         eprintln!("spindle-bench: measured in {:.1}s", elapsed.as_secs_f64());
     }
-    // A tiny run is a smoke test: it does not replace bench/latest.json or
-    // join the history unless an --out was named for it.
-    let save = !a.no_save && (a.profile != Profile::Tiny || c.out.is_some());
+    // A tiny run is a smoke test, and a selection (of workloads, peers or
+    // a size) is a partial picture: neither replaces bench/latest.json or
+    // joins the history unless an --out was named for it.
+    let whole =
+        a.profile != Profile::Tiny && a.workload == "all" && a.peer == "all" && a.size.is_none();
+    let save = !a.no_save && (whole || c.out.is_some());
+    if !a.no_save && !save && !c.quiet {
+        eprintln!(
+            "spindle-bench: not saved: a tiny run or a selection (--workload, --peer, --size) \
+             does not replace {}; name --out DIR to keep it",
+            out_dir(c).join(report::LATEST).display()
+        );
+    }
     if save {
         let out = out_dir(c);
         let path = report::save(&out, &run)?;

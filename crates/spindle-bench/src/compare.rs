@@ -4,9 +4,12 @@
 //! latest median to the baseline's, with a bootstrap interval over the two
 //! independent sample sets. A row is a *red flag* (Concurrent-C's term) when
 //! it is slower by more than the threshold **and** the slow-down is
-//! significant (the interval's lower end is above 1), or when it was ok in
-//! the baseline and fails now. Rows compared at different sizes or worker
-//! counts are skipped with a note: they measure different work.
+//! significant (`stats::Ratio::significant`: enough samples, the interval
+//! above 1), or when it was ok in the baseline and now fails or is missing
+//! from a run that ran its workload (its peer unavailable, say). Rows
+//! compared at different sizes or worker counts are skipped with a note:
+//! they measure different work; a baseline from another machine is said
+//! first, since every ratio then mixes machine and code.
 
 use std::fmt::Write as _;
 
@@ -23,6 +26,19 @@ pub struct Finding {
 
 pub fn compare(baseline: &LatestRun, latest: &LatestRun, threshold_pct: f64) -> Vec<Finding> {
     let mut out = Vec::new();
+    let (was, is) = (&baseline.meta.machine, &latest.meta.machine);
+    if (&was.cpu_model, was.cores) != (&is.cpu_model, is.cores) {
+        out.push(Finding {
+            workload: "*".into(),
+            peer: "*".into(),
+            what: format!(
+                "baseline measured on another machine ({}, {} cores; now {}, {} cores): \
+                 every ratio mixes machine and code",
+                was.cpu_model, was.cores, is.cpu_model, is.cores
+            ),
+            red_flag: false,
+        });
+    }
     for now in &latest.results {
         let Some(base) = baseline.row(&now.workload, &now.peer) else {
             continue;
@@ -60,7 +76,7 @@ pub fn compare(baseline: &LatestRun, latest: &LatestRun, threshold_pct: f64) -> 
             continue;
         };
         let limit = 1.0 + threshold_pct / 100.0;
-        let red = r.ratio > limit && r.lo > 1.0;
+        let red = r.significant && r.lo > 1.0 && r.ratio > limit;
         let change = (r.ratio - 1.0) * 100.0;
         out.push(f(
             format!(
@@ -74,6 +90,22 @@ pub fn compare(baseline: &LatestRun, latest: &LatestRun, threshold_pct: f64) -> 
             ),
             red,
         ));
+    }
+    for base in baseline.results.iter().filter(|b| b.ok) {
+        if latest.row(&base.workload, &base.peer).is_some() {
+            continue;
+        }
+        let ran = latest.results.iter().any(|r| r.workload == base.workload);
+        out.push(Finding {
+            workload: base.workload.clone(),
+            peer: base.peer.clone(),
+            what: if ran {
+                "was ok, now MISSING: the workload ran without this peer".into()
+            } else {
+                "not run now (the workload was not selected)".into()
+            },
+            red_flag: ran,
+        });
     }
     out
 }
@@ -95,12 +127,12 @@ pub fn render(findings: &[Finding], threshold_pct: f64) -> String {
         let _ = writeln!(
             s,
             "no significant slow-down beyond {threshold_pct}% ({} rows compared)",
-            findings.len()
+            findings.iter().filter(|f| f.workload != "*").count()
         );
     } else {
         let _ = writeln!(
             s,
-            "{} red flag(s): significant slow-down beyond {threshold_pct}% or a new failure",
+            "{} red flag(s): significant slow-down beyond {threshold_pct}%, a new failure or a missing row",
             red.len()
         );
     }

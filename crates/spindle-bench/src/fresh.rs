@@ -1,8 +1,9 @@
 //! `check-fresh`: Seq's rule that the committed benchmark run must be recent.
 //!
-//! Fails when `bench/latest.json` is missing, older than `--max-age`, or
-//! older than the last git commit touching `crates/spindle` (a runtime change
-//! since the last measurement). Ages are written `90s`, `30m`, `24h`, `7d`.
+//! Fails when `bench/latest.json` is missing, has no spindle row that
+//! passed its check (spindle failed to build, say), is older than
+//! `--max-age`, or is older than the last git commit touching
+//! `crates/spindle` (a runtime change since the last measurement). Ages are written `90s`, `30m`, `24h`, `7d`.
 //!
 //! One exception to the commit-time rule: a run that recorded the tree id
 //! of `crates/spindle` it measured, equal to HEAD's, is current whatever the
@@ -28,12 +29,16 @@ pub fn parse_age(s: &str) -> Result<u64, String> {
 
 /// Ok(message) when fresh, Err(why) when stale.
 pub fn check(
+    spindle_rows: usize,
     run_unix: u64,
     now_unix: u64,
     max_age_s: u64,
     last_runtime_commit: Option<u64>,
     same_tree: bool,
 ) -> Result<String, String> {
+    if spindle_rows == 0 {
+        return Err("benchmarks are stale: the latest run has no spindle row that passed its check; run `cargo run --release -p spindle-bench` and commit bench/".into());
+    }
     let age = now_unix.saturating_sub(run_unix);
     if age > max_age_s {
         return Err(format!(
@@ -78,17 +83,21 @@ mod tests {
         assert_eq!(parse_age("30m").unwrap(), 1800);
         assert_eq!(parse_age("2d").unwrap(), 172_800);
         assert!(parse_age("h").is_err() && parse_age("3w").is_err());
-        assert!(check(1000, 1100, 3600, None, false).is_ok());
-        assert!(check(1000, 8200, 3600, None, false)
+        assert!(check(9, 1000, 1100, 3600, None, false).is_ok());
+        assert!(check(9, 1000, 8200, 3600, None, false)
             .unwrap_err()
             .contains("stale"));
-        assert!(check(1000, 1100, 3600, Some(1050), false)
+        assert!(check(9, 1000, 1100, 3600, Some(1050), false)
             .unwrap_err()
             .contains("crates/spindle"));
-        assert!(check(1000, 1100, 3600, Some(900), false).is_ok());
+        assert!(check(9, 1000, 1100, 3600, Some(900), false).is_ok());
         // The run measured exactly HEAD's runtime: a later commit date is fine...
-        assert!(check(1000, 1100, 3600, Some(1050), true).is_ok());
+        assert!(check(9, 1000, 1100, 3600, Some(1050), true).is_ok());
         // ...but never past the age limit.
-        assert!(check(1000, 8200, 3600, Some(1050), true).is_err());
+        assert!(check(9, 1000, 8200, 3600, Some(1050), true).is_err());
+        // A run without spindle measured is no evidence, however recent.
+        assert!(check(0, 1000, 1100, 3600, None, false)
+            .unwrap_err()
+            .contains("no spindle row"));
     }
 }

@@ -249,19 +249,74 @@ fn every_output_is_written_and_the_checks_read_them() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("RED"));
+    let compare_with = |baseline: &Value| {
+        std::fs::write(&base, serde_json::to_string(baseline).unwrap()).unwrap();
+        let out = bin()
+            .args(["compare", "--out"])
+            .arg(&o)
+            .arg("--baseline")
+            .arg(&base)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
 
-    // Fresh now; stale once the run is dated 1970.
-    let out = bin()
-        .args(["check-fresh", "--out"])
-        .arg(&o)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // Twice as fast but from one sample a row: too few to call significant.
+    let mut one = fast.clone();
+    for r in one["results"].as_array_mut().unwrap() {
+        let first = r["samples_ns"][0].clone();
+        r["samples_ns"] = vec![first].into();
+    }
+    let (code, text) = compare_with(&one);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(!text.contains("RED") && text.contains('~'), "{text}");
+
+    // A peer the baseline measured on a workload run now without it: a red
+    // flag, however fast the rest; a baseline from another CPU is said.
+    let mut more = latest.clone();
+    let mut ghost = more["results"][0].clone();
+    ghost["peer"] = "ghost".into();
+    more["results"].as_array_mut().unwrap().push(ghost);
+    more["machine"]["cpu_model"] = "Another CPU".into();
+    let (code, text) = compare_with(&more);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("ghost") && text.contains("MISSING"), "{text}");
+    assert!(text.contains("another machine"), "{text}");
+
+    // A run with no spindle row is no evidence of anything fresh.
+    let check_fresh = |args: &[&str]| {
+        let out = bin()
+            .arg("check-fresh")
+            .args(args)
+            .arg("--out")
+            .arg(&o)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, why) = check_fresh(&[]);
+    assert_eq!(code, Some(1), "{why}");
+    assert!(why.contains("no spindle row"), "{why}");
+
+    // With the fake's rows taken for spindle's: fresh now; stale once the
+    // run is dated 1970.
+    let mut latest = latest;
+    for r in latest["results"].as_array_mut().unwrap() {
+        r["peer"] = "spindle".into();
+    }
+    std::fs::write(
+        o.join("latest.json"),
+        serde_json::to_string(&latest).unwrap(),
+    )
+    .unwrap();
+    let (code, why) = check_fresh(&[]);
+    assert_eq!(code, Some(0), "{why}");
     let mut old = latest;
     old["timestamp_unix"] = 0.into();
     std::fs::write(o.join("latest.json"), serde_json::to_string(&old).unwrap()).unwrap();
@@ -272,6 +327,31 @@ fn every_output_is_written_and_the_checks_read_them() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("stale"));
+}
+
+#[test]
+fn a_run_with_no_peer_available_saves_nothing() {
+    let dir = tmpdir("nopeer");
+    let out = bin()
+        .args([
+            "run",
+            "--peer",
+            "fake",
+            "--profile",
+            "tiny",
+            "--no-build",
+            "-q",
+        ])
+        .arg("--peer-bin")
+        .arg(format!("fake={}", dir.join("no-such-binary").display()))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("no peer available"), "{err}");
+    assert!(!dir.join("out").join("latest.json").exists());
 }
 
 #[test]

@@ -402,11 +402,20 @@ fn workload_section(run: &LatestRun, name: &str, history: &[HistoryLine]) -> Str
         ));
     }
 
-    // History over commits, same workload, profile and size.
+    // History over commits: same workload, profile, size and worker count,
+    // measured on this run's machine (others' times are not a trend).
     if let Some(r0) = rows.first() {
         let hist: Vec<&HistoryLine> = history
             .iter()
-            .filter(|h| h.workload == name && h.size == r0.size && h.profile == run.profile && h.ok)
+            .filter(|h| {
+                h.workload == name
+                    && h.size == r0.size
+                    && h.profile == run.profile
+                    && h.workers == r0.workers
+                    && h.machine.cpu_model == run.meta.machine.cpu_model
+                    && h.machine.cores == run.meta.machine.cores
+                    && h.ok
+            })
             .collect();
         // Distinct suite runs in time order, the last MAX_HISTORY of them.
         let mut runs: Vec<(u64, String, String)> = hist
@@ -442,12 +451,17 @@ fn workload_section(run: &LatestRun, name: &str, history: &[HistoryLine]) -> Str
                 p.sort_by_key(|x| x.0);
             }
             s.push_str(&line_chart(
-                &format!("{name}: median ns/op over runs (by commit)"),
+                &format!(
+                    "{name}: median ns/op over runs (by commit; {} workers, this machine)",
+                    r0.workers
+                ),
                 &labels,
                 &series,
             ));
         } else {
-            s.push_str("<p class=\"pub\">History: one run so far at this size.</p>");
+            s.push_str(
+                "<p class=\"pub\">History: one run so far at this size and worker count on this machine.</p>",
+            );
         }
     }
     s.push_str("</section>");
