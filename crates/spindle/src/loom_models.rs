@@ -231,6 +231,31 @@ fn task_handle_dropped_racing_completion_frees_the_output_once() {
     });
 }
 
+#[test]
+fn task_handle_dropped_with_its_waker_racing_completion() {
+    // The handle's drop empties the waker slot when the task is not
+    // complete; completion reads it when the handle is still there: never
+    // both (loom checks the slot's accesses), and the waker is dropped once.
+    struct Noop;
+    impl std::task::Wake for Noop {
+        fn wake(self: std::sync::Arc<Self>) {}
+    }
+    loom::model(|| {
+        let sched = TestSched::default();
+        let (n, mut h) = sched.spawn(async { 9 });
+        let noop = std::sync::Arc::new(Noop);
+        let waker = std::task::Waker::from(noop.clone());
+        assert!(Pin::new(&mut h)
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        drop(waker);
+        let t = thread::spawn(move || drop(h));
+        n.run();
+        t.join().unwrap();
+        assert_eq!(std::sync::Arc::strong_count(&noop), 1);
+    });
+}
+
 /// Runs `n` for its handle `h` as an inline await does (`run_joined`) and
 /// returns the output, whichever way it came: straight from the run (the
 /// cell then freed, the handle's reference gone with it) or through `h`.

@@ -226,6 +226,60 @@ rt_test! {
 }
 
 rt_test! {
+    fn an_aborted_or_cancelled_future_is_dropped_where_it_was_pinned() {
+        let moved = Arc::new(AtomicUsize::new(0));
+        // Aborted while idle.
+        let probe = common::PinProbe::new(&moved);
+        let h = spindle::spawn(probe);
+        spindle::yield_now().await; // polled once: pending, pinned
+        h.abort();
+        assert!(h.await.unwrap_err().is_cancelled());
+        // Aborted while running: cancelled at its next suspension, inside
+        // the probe.
+        let (tx, rx) = std::sync::mpsc::channel::<spindle::AbortHandle>();
+        let probe = common::PinProbe::new(&moved);
+        let h = spindle::spawn(async move {
+            rx.recv().unwrap().abort();
+            probe.await;
+        });
+        tx.send(h.abort_handle()).unwrap();
+        assert!(h.await.unwrap_err().is_cancelled());
+        // Cancelled with its scope.
+        let probe = common::PinProbe::new(&moved);
+        let r = spindle::scope(|s| async move {
+            drop(s.spawn(probe));
+            spindle::yield_now().await;
+            s.cancel();
+        })
+        .await;
+        drop(r);
+        assert_eq!(moved.load(SeqCst), 0, "a pinned future was moved to be dropped");
+    }
+}
+
+rt_test! {
+    fn dropping_a_polled_handle_lets_go_of_its_waker() {
+        struct Noop;
+        impl std::task::Wake for Noop {
+            fn wake(self: Arc<Self>) {}
+        }
+        let gate = Gate::new();
+        let g = gate.clone();
+        let mut h = spindle::spawn(async move { g.wait().await });
+        let counted = Arc::new(Noop);
+        let waker = std::task::Waker::from(counted.clone());
+        let mut cx = std::task::Context::from_waker(&waker);
+        assert!(std::future::Future::poll(std::pin::Pin::new(&mut h), &mut cx).is_pending());
+        drop(waker);
+        assert_eq!(Arc::strong_count(&counted), 2, "the task keeps the waker");
+        let abort = h.abort_handle();
+        drop(h);
+        assert_eq!(Arc::strong_count(&counted), 1, "kept after the handle went");
+        abort.abort();
+    }
+}
+
+rt_test! {
     fn abort_while_running_cancels_at_the_next_suspension() {
         let reached = Arc::new(AtomicUsize::new(0));
         let (tx, rx) = std::sync::mpsc::channel::<spindle::AbortHandle>();
@@ -772,6 +826,21 @@ fn zero_workers_is_an_error_that_says_so() {
         .build()
         .unwrap_err();
     assert!(err.to_string().contains("workers(0)"), "{err}");
+}
+
+#[test]
+fn shutdown_drops_each_future_where_it_was_pinned() {
+    for (flavour, rt) in common::flavours() {
+        let moved = Arc::new(AtomicUsize::new(0));
+        rt.block_on(async {
+            for _ in 0..10 {
+                drop(spindle::spawn(common::PinProbe::new(&moved)));
+            }
+            spindle::yield_now().await;
+        });
+        drop(rt);
+        assert_eq!(moved.load(SeqCst), 0, "{flavour}: moved before its drop");
+    }
 }
 
 #[test]

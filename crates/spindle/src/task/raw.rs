@@ -67,6 +67,8 @@ pub(crate) struct Vtable {
     try_read_output: unsafe fn(NonNull<Header>, *mut (), &Waker),
     /// Drop the output when the handle goes after completion.
     drop_output: unsafe fn(NonNull<Header>),
+    /// Drop the joiner's waker when the handle goes before completion.
+    drop_join_waker: unsafe fn(NonNull<Header>),
     /// Cancel in place a task claimed by `transition_to_shutdown`.
     shutdown: unsafe fn(NonNull<Header>),
     /// Run a `Notified` whose `JoinHandle` is awaiting it on this thread
@@ -261,6 +263,12 @@ impl RawTask {
         if self.header().state.unset_join_interest().is_err() {
             // SAFETY: COMPLETE with JOIN_INTEREST: the output is the handle's.
             unsafe { (self.header().vtable.drop_output)(self.0) };
+        } else {
+            // Not complete, and JOIN_WAKER went with the interest: the task
+            // will never read the slot, so the waker goes now rather than
+            // with the cell (it may hold a whole joiner alive).
+            // SAFETY: the slot is the handle's (state.rs: unset_join_interest).
+            unsafe { (self.header().vtable.drop_join_waker)(self.0) };
         }
         self.drop_ref();
     }
@@ -367,6 +375,7 @@ where
         dealloc: dealloc::<F, S>,
         try_read_output: try_read_output::<F, S>,
         drop_output: drop_output::<F, S>,
+        drop_join_waker: drop_join_waker::<F, S>,
         shutdown: shutdown::<F, S>,
         run_joined: run_joined::<F, S>,
     }
@@ -415,16 +424,25 @@ impl<F: Future, S: Schedule> Harness<F, S> {
 
     /// Drops the future (if still there) and stores `Cancelled`, or the panic
     /// raised by the future's destructor.
+    ///
+    /// The future is dropped in place, never moved out first: it is pinned
+    /// in the cell (`poll_future`), and a pinned value must be dropped where
+    /// it lies (self-referential futures and intrusive waiter lists rely on
+    /// it; `tests/rt.rs` checks with a probe that notes its address).
     fn cancel_stage(&self) {
-        let old = self.cell().stage.with_mut(|p| {
-            // SAFETY: the caller is the poller and owns the stage.
-            unsafe { std::ptr::replace(p, Stage::Consumed) }
+        self.cell().stage.with_mut(|p| {
+            // SAFETY: the caller is the poller and owns the stage; `p` is
+            // valid and initialised.
+            let dropped = catch_unwind(AssertUnwindSafe(|| unsafe { std::ptr::drop_in_place(p) }));
+            let result = match dropped {
+                Ok(()) => JoinError::cancelled(),
+                Err(payload) => JoinError::panic(payload),
+            };
+            // SAFETY: as above; the old value is gone (a destructor that
+            // panicked half-way is never run again), so this overwrites
+            // nothing live.
+            unsafe { std::ptr::write(p, Stage::Finished(Err(result))) };
         });
-        let result = match catch_unwind(AssertUnwindSafe(move || drop(old))) {
-            Ok(()) => JoinError::cancelled(),
-            Err(p) => JoinError::panic(p),
-        };
-        self.set_stage(Stage::Finished(Err(result)));
     }
 
     fn registered(&self) -> Option<Key> {
@@ -648,6 +666,18 @@ where
     S: Schedule,
 {
     Harness::<F, S>::from(ptr).set_stage(Stage::Consumed);
+}
+
+unsafe fn drop_join_waker<F, S>(ptr: NonNull<Header>)
+where
+    F: Future,
+    S: Schedule,
+{
+    Harness::<F, S>::from(ptr).cell().join_waker.with_mut(|p| {
+        // SAFETY: JOIN_INTEREST and JOIN_WAKER were cleared before COMPLETE:
+        // nobody else reads or writes the slot again.
+        drop(unsafe { (*p).take() })
+    });
 }
 
 unsafe fn try_read_output<F, S>(ptr: NonNull<Header>, dst: *mut (), waker: &Waker)

@@ -316,7 +316,8 @@ impl State {
     }
 
     /// The JoinHandle is dropped. `Err` when the task is complete: the handle
-    /// then owns the output and must drop it.
+    /// then owns the output and must drop it. `Ok`: JOIN_WAKER is cleared
+    /// with the interest, so the waker slot is the handle's to empty.
     pub(crate) fn unset_join_interest(&self) -> Result<(), ()> {
         self.update(|s| {
             debug_assert!(s.is(JOIN_INTEREST));

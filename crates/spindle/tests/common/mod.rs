@@ -185,3 +185,41 @@ pub fn until_blocking(cond: impl Fn() -> bool) -> bool {
     }
     cond()
 }
+
+/// A future that must not move once polled (it is `!Unpin`): it notes its
+/// address at every poll, stays pending, and on drop reports in `moved`
+/// whether it is being dropped somewhere else (a pinned value must be
+/// dropped where it lies: self-referential and intrusive futures rely on it).
+pub struct PinProbe {
+    at: usize,
+    moved: Arc<AtomicUsize>,
+    _pinned: std::marker::PhantomPinned,
+}
+
+impl PinProbe {
+    pub fn new(moved: &Arc<AtomicUsize>) -> PinProbe {
+        PinProbe {
+            at: 0,
+            moved: moved.clone(),
+            _pinned: std::marker::PhantomPinned,
+        }
+    }
+}
+
+impl Future for PinProbe {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        // SAFETY: only a plain field is written; the probe is not moved.
+        let me = unsafe { self.get_unchecked_mut() };
+        me.at = me as *mut PinProbe as usize;
+        Poll::Pending
+    }
+}
+
+impl Drop for PinProbe {
+    fn drop(&mut self) {
+        if self.at != 0 && self.at != self as *mut PinProbe as usize {
+            self.moved.fetch_add(1, SeqCst);
+        }
+    }
+}
