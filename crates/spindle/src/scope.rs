@@ -55,6 +55,12 @@
 //!   unit is held meanwhile, so neither a refill nor the give-back moves
 //!   `live` from or to 0. A spawn from anywhere else (a child, a nested
 //!   scope's body) takes its units from `live` directly.
+//! - The scope returns by moving `live` from 0 to `CLOSED` in one
+//!   compare-and-swap; a spawn outside the body's credits adds its units
+//!   and gives them back if it finds `CLOSED`. So a spawn through a
+//!   `Scope` that escaped either holds units before the scope returns
+//!   (which then waits for it) or panics: never a child running after the
+//!   scope returned.
 //! - Every child that could wait for cancellation is reachable by it: a
 //!   child lists its task's abort handle in `children` when its future
 //!   first returns `Pending` (then re-reads `cancelled`), and checks
@@ -111,7 +117,8 @@ struct Inner<E> {
     /// Set by the first failure; cancels the body and every child.
     cancelled: AtomicBool,
     failure: Mutex<Option<Failure<E>>>,
-    /// Set when the scope returned; later spawns are refused.
+    /// Set when the scope's future was dropped unfinished; later spawns
+    /// are refused (a scope that returned says so in `live`: `CLOSED`).
     closed: AtomicBool,
 }
 
@@ -132,7 +139,7 @@ impl<E> Clone for Scope<E> {
 impl<E> fmt::Debug for Scope<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Scope")
-            .field("live", &(self.inner.live.load(Relaxed) / CHILD))
+            .field("live", &((self.inner.live.load(Relaxed) & !CLOSED) / CHILD))
             .finish()
     }
 }
@@ -152,13 +159,9 @@ impl<E: Send + 'static> Scope<E> {
         // A failure racing with this spawn is seen by the child's first poll.
         let guard = match Credits::take(&self.inner) {
             Some(guard) => guard, // the body is running: not closed
-            None => {
-                assert!(
-                    !self.inner.closed.load(Acquire),
-                    "Scope::spawn after the scope returned"
-                );
-                Guard::new(&self.inner, CHILD)
-            }
+            None => Guard::try_new(&self.inner, CHILD)
+                .filter(|_| !self.inner.closed.load(Acquire))
+                .expect("Scope::spawn after the scope returned"),
         };
         crate::spawn(Child::new(future, guard))
     }
@@ -194,7 +197,7 @@ impl<E: Send + 'static> Scope<E> {
     /// elsewhere it may count up to 63 more while the body is being polled
     /// (units taken ahead for its spawns).
     pub fn live(&self) -> usize {
-        self.inner.live.load(Acquire) / CHILD - Credits::held(&self.inner)
+        (self.inner.live.load(Acquire) & !CLOSED) / CHILD - Credits::held(&self.inner)
     }
 }
 
@@ -208,6 +211,14 @@ impl<E> Inner<E> {
             failure: Mutex::new(None),
             closed: AtomicBool::new(false),
         }
+    }
+
+    /// Returns the scope: moves `live` from 0 to `CLOSED`; `false` while a
+    /// unit is out.
+    fn close(&self) -> bool {
+        self.live
+            .compare_exchange(0, CLOSED, AcqRel, Acquire)
+            .is_ok()
     }
 
     fn fail(&self, f: Failure<E>) {
@@ -337,6 +348,12 @@ impl<E> Drop for Credits<E> {
 
 /// A child's units of `live` (module docs).
 const CHILD: usize = 2;
+/// `live`'s top bit: the scope returned. Set only by moving `live` from 0
+/// (`Inner::close`), so no unit is out when it is; a spawn that finds it
+/// gives its units straight back and panics. One atomic word for both, so
+/// a spawn through an escaped `Scope` cannot slip in between the scope's
+/// "no child left" and its return.
+const CLOSED: usize = 1 << (usize::BITS - 1);
 /// The body's unit of `live`: the count is odd while the body runs.
 const BODY: usize = 1;
 
@@ -354,9 +371,22 @@ struct Guard<E> {
 unsafe impl<E: Send> Send for Guard<E> {}
 
 impl<E> Guard<E> {
-    /// Takes `units` of `inner`'s `live` count.
+    /// Takes `units` of `inner`'s `live` count (the scope has not returned:
+    /// its body is running, or this is the body's own guard).
     fn new(inner: &Arc<Inner<E>>, units: usize) -> Guard<E> {
-        if inner.live.fetch_add(units, AcqRel) == 0 {
+        Guard::try_new(inner, units).expect("a guard taken in a scope that returned")
+    }
+
+    /// As `new`, or `None` if the scope returned (`CLOSED`).
+    fn try_new(inner: &Arc<Inner<E>>, units: usize) -> Option<Guard<E>> {
+        let before = inner.live.fetch_add(units, AcqRel);
+        if before & CLOSED != 0 {
+            // Nobody holds units once it is closed: give ours back as if
+            // never taken (the count stays at CLOSED for every other reader).
+            inner.live.fetch_sub(units, Relaxed);
+            return None;
+        }
+        if before == 0 {
             // The holders' strong count (module docs); `inner` keeps the
             // state alive until it is taken.
             // SAFETY: `inner` is a live `Arc` of this state.
@@ -365,7 +395,7 @@ impl<E> Guard<E> {
         // From `Arc::as_ptr`: the pointer reaches the whole allocation, whose
         // count the last guard gives back.
         let scope = NonNull::new(Arc::as_ptr(inner).cast_mut()).expect("an Arc is never at null");
-        Guard { scope, units }
+        Some(Guard { scope, units })
     }
 
     fn scope(&self) -> &Inner<E> {
@@ -531,11 +561,11 @@ impl<Fut: Future, E> Future for ScopeFuture<Fut, E> {
             // this task, which is about to return.
             this.body_guard = None;
         }
-        if this.inner.live.load(Acquire) != 0 {
+        if !this.inner.close() {
+            // A unit is out: the guard that gives the last one back wakes us.
             return Poll::Pending;
         }
         this.done = true;
-        this.inner.closed.store(true, Release);
         let failure = lock(&this.inner.failure).take();
         Poll::Ready(match failure {
             Some(Failure::Panic(p)) => Err(ScopeError::Task(JoinError::panic(p))),
@@ -590,6 +620,40 @@ mod loom_model {
             }
             assert!(handle.is_finished(), "the child was cancelled");
             assert_eq!(inner.live.load(Acquire), 0);
+        });
+    }
+
+    /// A spawn through an escaped `Scope` races the scope's return: while
+    /// the spawn holds a child's units the scope cannot close, and once it
+    /// closed the spawn is refused, `live` left at `CLOSED`.
+    #[test]
+    fn an_escaped_spawn_racing_the_scopes_return() {
+        loom::model(|| {
+            let inner = Arc::new(Inner::<Infallible>::new());
+            let held = Arc::new(AtomicBool::new(false));
+            let spawner = {
+                let (inner, held) = (inner.clone(), held.clone());
+                loom::thread::spawn(move || {
+                    let guard = Guard::try_new(&inner, CHILD)?;
+                    held.store(true, SeqCst);
+                    loom::thread::yield_now();
+                    held.store(false, SeqCst);
+                    drop(guard);
+                    Some(())
+                })
+            };
+            let closed = inner.close();
+            if closed {
+                assert!(!held.load(SeqCst), "closed while a child's units were out");
+            }
+            let spawned = spawner.join().unwrap().is_some();
+            assert!(
+                closed || spawned,
+                "the close fails only while a spawn holds units"
+            );
+            if closed {
+                assert_eq!(inner.live.load(SeqCst), CLOSED);
+            }
         });
     }
 
