@@ -533,6 +533,7 @@ pub fn suite(c: &Common, a: &RunArgs) -> Result<i32, String> {
         workers,
         warmup: a.warmup,
         runs,
+        runs_given: a.runs.is_some(),
         timeout,
         profile: a.profile,
     };

@@ -305,10 +305,25 @@ pub struct Plan {
     pub peers: Vec<Peer>,
     pub workers: usize,
     pub warmup: u32,
+    /// Counted runs per row, unless the workload sets its own (below).
     pub runs: u32,
+    /// `runs` was asked for (`--runs`): it then holds for every workload.
+    pub runs_given: bool,
     pub timeout: Duration,
     /// Decides which rows the quick profile skips.
     pub profile: Profile,
+}
+
+impl Plan {
+    /// Counted runs of `w`'s rows: the workload's own number of passes in
+    /// the full profile (WORKLOADS.md's 10 / 5 / 3 for spawn_10k / 100k /
+    /// 1m) unless `--runs` was given, else `runs`.
+    pub fn runs_for(&self, w: &Workload) -> u32 {
+        match w.full_passes() {
+            Some(n) if self.profile == Profile::Full && !self.runs_given => n,
+            _ => self.runs,
+        }
+    }
 }
 
 /// Checks one run's outcome against what was asked; `Ok` carries the parsed line.
@@ -460,7 +475,7 @@ fn initial_status(plan: &Plan, w: &Workload, p: &Peer) -> Status {
 
 /// Runs the plan; returns one row per (workload, peer that lists it).
 pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
-    let rounds = plan.warmup + plan.runs;
+    let rounds = |w: &Workload| plan.warmup + plan.runs_for(w);
     let total: usize = plan
         .workloads
         .iter()
@@ -469,12 +484,13 @@ pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
                 .iter()
                 .filter(|p| initial_status(plan, w, p) == Status::Ok)
                 .count()
-                * rounds as usize
+                * rounds(w) as usize
         })
         .sum();
     let mut progress = Progress::new(total, quiet);
     let mut all = Vec::new();
     for &(w, size) in &plan.workloads {
+        let (runs, rounds) = (plan.runs_for(w), rounds(w));
         let expected = (w.expected)(size, plan.workers);
         let args = peer_args(w, size, plan.workers);
         let mut rows: Vec<(PathBuf, Row)> = plan
@@ -510,7 +526,7 @@ pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
                 let phase = if round < plan.warmup {
                     "warm-up".to_string()
                 } else {
-                    format!("run {}/{}", round - plan.warmup + 1, plan.runs)
+                    format!("run {}/{runs}", round - plan.warmup + 1)
                 };
                 progress.step(&format!("{} {} {phase}", w.name, row.peer));
                 let outcome = match run_process(bin, &args, &[], plan.timeout) {

@@ -125,6 +125,17 @@ pub struct Workload {
 }
 
 impl Workload {
+    /// Counted runs the full profile gives this workload when it names its
+    /// own (WORKLOADS.md: spawn_10k / 100k / 1m "passes 10 / 5 / 3").
+    pub fn full_passes(&self) -> Option<u32> {
+        match self.name {
+            "spawn_10k" => Some(10),
+            "spawn_100k" => Some(5),
+            "spawn_1m" => Some(3),
+            _ => None,
+        }
+    }
+
     /// Whether `n` fits this workload's shape (a size that does not would
     /// make every correct peer "fail" against the formula).
     pub fn check_size(&self, n: u64) -> Result<(), String> {

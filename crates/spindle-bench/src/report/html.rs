@@ -468,6 +468,25 @@ fn workload_section(run: &LatestRun, name: &str, history: &[HistoryLine]) -> Str
     s
 }
 
+/// ` (spawn_10k: 10, …)`: the workloads whose rows ran another number of
+/// counted runs than the run's default (their own passes, full profile).
+fn other_run_counts(run: &LatestRun) -> String {
+    let mut other: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in run.results.iter().filter(|r| r.ok) {
+        if r.samples_ns.len() != run.runs as usize {
+            other.insert(&r.workload, r.samples_ns.len());
+        }
+    }
+    if other.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = other
+        .iter()
+        .map(|(w, n)| format!("{}: {n}", esc(w)))
+        .collect();
+    format!(" ({})", list.join(", "))
+}
+
 /// The matrix of every workload × peer (ns/op and ratio to Go), and
 /// spindle's ratio to Go per workload as bars around the 1× line.
 fn overview(run: &LatestRun, names: &[&str]) -> String {
@@ -552,12 +571,13 @@ pub fn render(run: &LatestRun, history: &[HistoryLine]) -> String {
     let m = &run.meta;
     let _ = write!(
         s,
-        "<h1>spindle-bench</h1><p>{} profile · {} workers · {} warm-up + {} counted runs per row · {} · commit <code>{}</code>{}</p>\
+        "<h1>spindle-bench</h1><p>{} profile · {} workers · {} warm-up + {} counted runs per row{} · {} · commit <code>{}</code>{}</p>\
          <p>Machine: {} ({} cores, {}) · {} · {} · load average {} at start, {} at end</p>",
         esc(&run.profile),
         run.workers,
         run.warmup,
         run.runs,
+        other_run_counts(run),
         esc(&m.date),
         esc(&m.git_commit),
         if m.git_dirty { " (uncommitted changes)" } else { "" },
