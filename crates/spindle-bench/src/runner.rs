@@ -595,6 +595,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_full_profile_gives_spawn_rows_their_own_passes() {
+        let w = |n| crate::workloads::find(n).unwrap();
+        let plan = |profile, runs_given| Plan {
+            workloads: Vec::new(),
+            peers: Vec::new(),
+            workers: 2,
+            warmup: 1,
+            runs: 5,
+            runs_given,
+            timeout: Duration::from_secs(1),
+            profile,
+        };
+        let full = plan(Profile::Full, false);
+        let passes: Vec<u32> = ["spawn_10k", "spawn_100k", "spawn_1m", "skynet"]
+            .into_iter()
+            .map(|n| full.runs_for(w(n)))
+            .collect();
+        assert_eq!(passes, [10, 5, 3, 5]);
+        assert_eq!(plan(Profile::Full, true).runs_for(w("spawn_10k")), 5);
+        assert_eq!(plan(Profile::Quick, false).runs_for(w("spawn_10k")), 5);
+    }
+
+    #[test]
     fn the_median_run_is_a_run_that_happened() {
         let runs = |ns: &[u64]| -> Vec<Sample> {
             ns.iter()
