@@ -114,6 +114,16 @@ impl RowJson {
                 parts.push(format!("{:.2} GB/s", bytes / med));
             }
         }
+        // live_1m's figure (WORKLOADS.md): the whole process's peak RSS
+        // over the tasks alive at once, so an upper bound per task.
+        if let (true, Some(peak), 1..) =
+            (self.workload == "live_1m", self.peak_rss_bytes, self.size)
+        {
+            parts.push(format!(
+                "({:.0} B peak RSS per live task)",
+                peak as f64 / self.size as f64
+            ));
+        }
         parts.join(" ")
     }
 
@@ -470,6 +480,20 @@ mod tests {
         assert_eq!(
             (g[0].against.as_str(), g[0].rows, g[0].faster),
             ("go", 1, 1)
+        );
+    }
+
+    #[test]
+    fn live_1m_shows_peak_rss_per_live_task() {
+        let mut row = run().row("skynet", "spindle").unwrap().clone();
+        row.workload = "live_1m".into();
+        row.size = 1000;
+        row.peak_rss_bytes = Some(250_000);
+        assert!(
+            row.extras_display()
+                .contains("(250 B peak RSS per live task)"),
+            "{}",
+            row.extras_display()
         );
     }
 
