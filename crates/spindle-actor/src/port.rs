@@ -68,6 +68,8 @@ pub(crate) struct ChannelShared<T> {
     pub(crate) reader: OnceLock<Arc<ActorCell>>,
     dead_letter: Mutex<Option<spindle::chan::Sender<T>>>,
     dead_letters: AtomicU64,
+    /// Dead letters no sink took (none set, or it was full or closed).
+    dead_letters_dropped: AtomicU64,
 }
 
 fn lock<E>(m: &Mutex<E>) -> MutexGuard<'_, E> {
@@ -99,6 +101,7 @@ impl<T: Send + 'static> ChannelShared<T> {
             reader: OnceLock::new(),
             dead_letter: Mutex::new(dead_letter),
             dead_letters: AtomicU64::new(0),
+            dead_letters_dropped: AtomicU64::new(0),
         })
     }
 }
@@ -165,6 +168,7 @@ pub(crate) trait ChannelInfo: Send + Sync {
     fn taken(&self) -> u64;
     fn is_closed(&self) -> bool;
     fn dead_letters(&self) -> u64;
+    fn dead_letters_dropped(&self) -> u64;
     fn writer(&self) -> Option<&Arc<ActorCell>>;
     fn reader(&self) -> Option<&Arc<ActorCell>>;
     /// Wires the writing actor; `Err(first)` when another one has it.
@@ -216,6 +220,9 @@ impl<T: Send + 'static> ChannelInfo for ChannelShared<T> {
     }
     fn dead_letters(&self) -> u64 {
         self.dead_letters.load(Ordering::Relaxed)
+    }
+    fn dead_letters_dropped(&self) -> u64 {
+        self.dead_letters_dropped.load(Ordering::Relaxed)
     }
     fn writer(&self) -> Option<&Arc<ActorCell>> {
         self.writer.get()
@@ -289,9 +296,10 @@ impl<T: Send + 'static> ChannelInfo for ChannelShared<T> {
         drop(g);
         self.dead_letters.fetch_add(1, Ordering::Relaxed);
         let sink = lock(&self.dead_letter).clone();
-        if let Some(tx) = sink {
-            // A full or closed sink drops the message; it stays counted.
-            let _ = tx.try_send(msg);
+        // No sink, or a full or closed one, drops the message: counted as
+        // lost (a report with any is not clean).
+        if sink.is_none_or(|tx| tx.try_send(msg).is_err()) {
+            self.dead_letters_dropped.fetch_add(1, Ordering::Relaxed);
         }
         Some(pos)
     }

@@ -82,9 +82,10 @@ impl<T> Ring<T> {
         self.tail.load(Ordering::Relaxed)
     }
 
-    /// Positions released so far (messages ever taken).
+    /// Positions released so far (messages ever taken). Acquire: a `sent`
+    /// read after it is at least this (the consumer saw that tail first).
     pub(crate) fn taken(&self) -> u64 {
-        self.head.load(Ordering::Relaxed)
+        self.head.load(Ordering::Acquire)
     }
 
     pub(crate) fn capacity(&self) -> usize {
@@ -136,6 +137,7 @@ pub(crate) fn ring<T>(cap: usize) -> (Producer<T>, Consumer<T>) {
             cached_head: 0,
             init_hwm: 0,
             reserved: 0,
+            closed: false,
         },
         Consumer {
             ring,
@@ -161,6 +163,9 @@ pub(crate) struct Producer<T> {
     init_hwm: usize,
     /// Slots reserved by the last `poke`, not yet published.
     reserved: usize,
+    /// This producer closed the ring: it has no room from then on, so
+    /// nothing is published after `closed` (the ordering contract).
+    closed: bool,
 }
 
 impl<T> Producer<T> {
@@ -171,6 +176,9 @@ impl<T> Producer<T> {
     /// Free slots; reloads the consumer's index (Acquire: pairs with its
     /// Release store of `head`).
     pub(crate) fn vacant(&mut self) -> usize {
+        if self.closed {
+            return 0;
+        }
         self.cached_head = self.ring.head.load(Ordering::Acquire);
         self.ring.cap - (self.tail - self.cached_head) as usize
     }
@@ -179,7 +187,7 @@ impl<T> Producer<T> {
     #[inline]
     fn vacant_cached(&mut self) -> usize {
         let v = self.ring.cap - (self.tail - self.cached_head) as usize;
-        if v == 0 {
+        if v == 0 || self.closed {
             self.vacant()
         } else {
             v
@@ -230,11 +238,12 @@ impl<T> Producer<T> {
     }
 
     /// Closes the ring: the consumer drains what is published, then sees
-    /// closed. Idempotent.
-    pub(crate) fn close(&self) {
-        if self.ring.closed.load(Ordering::Relaxed) {
+    /// closed; this producer has no room from then on. Idempotent.
+    pub(crate) fn close(&mut self) {
+        if self.closed {
             return;
         }
+        self.closed = true;
         // Release: pairs with the consumer's Acquire load of `closed`; after
         // our last `tail` store.
         self.ring.closed.store(true, Ordering::Release);
@@ -242,11 +251,12 @@ impl<T> Producer<T> {
     }
 
     /// One poll of "wait for `want` free slots" (capped at the capacity).
-    /// Ready with the free count, or with `None` once the consumer is gone.
+    /// Ready with the free count, or with `None` once the consumer is gone
+    /// or this producer closed the ring.
     pub(crate) fn poll_vacant(&mut self, want: usize, cx: &mut Context<'_>) -> Poll<Option<usize>> {
         let want = want.clamp(1, self.ring.cap);
         for round in 0..2 {
-            if self.ring.is_consumer_gone() {
+            if self.ring.is_consumer_gone() || self.closed {
                 self.ring.room_waiter.clear();
                 return Poll::Ready(None);
             }

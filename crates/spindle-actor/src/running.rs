@@ -200,13 +200,20 @@ impl RunningGraph {
             channels: s
                 .channels
                 .iter()
-                .map(|c| ChannelReport {
-                    name: c.name().to_string(),
-                    from: c.writer().map(|a| a.name.clone()).unwrap_or_default(),
-                    to: c.reader().map(|a| a.name.clone()).unwrap_or_default(),
-                    sent: c.sent(),
-                    taken: c.taken(),
-                    dead_letters: c.dead_letters(),
+                .map(|c| {
+                    // Taken first: on a running graph a message may be sent
+                    // and taken between the two reads, and `taken` must not
+                    // pass the `sent` read after it.
+                    let taken = c.taken();
+                    ChannelReport {
+                        name: c.name().to_string(),
+                        from: c.writer().map(|a| a.name.clone()).unwrap_or_default(),
+                        to: c.reader().map(|a| a.name.clone()).unwrap_or_default(),
+                        sent: c.sent(),
+                        taken,
+                        dead_letters: c.dead_letters(),
+                        dead_letters_dropped: c.dead_letters_dropped(),
+                    }
                 })
                 .collect(),
             failures: s.failures(),
@@ -283,6 +290,9 @@ pub struct ChannelReport {
     pub taken: u64,
     /// Messages moved to dead letters by the poison policy.
     pub dead_letters: u64,
+    /// Of those, the ones no dead-letter sink took (none was set, or it
+    /// was full or closed): lost, so the report is not clean.
+    pub dead_letters_dropped: u64,
 }
 
 /// What [`RunningGraph::block_until_stopped`] found.
@@ -301,9 +311,13 @@ pub struct StopReport {
 }
 
 impl StopReport {
-    /// Every actor stopped, none failed, and every channel's totals match.
+    /// Every actor stopped, none failed, every channel's totals match, and
+    /// no dead letter was dropped for want of a sink.
     pub fn is_clean(&self) -> bool {
-        self.held_out().is_empty() && self.failures.is_empty() && self.totals_match()
+        self.held_out().is_empty()
+            && self.failures.is_empty()
+            && self.totals_match()
+            && self.channels.iter().all(|c| c.dead_letters_dropped == 0)
     }
 
     /// Actors still running (or restarting): they held out.
@@ -375,9 +389,13 @@ impl fmt::Display for StopReport {
                 c.name, c.from, c.to, c.sent, c.taken
             )?;
             if c.dead_letters > 0 {
-                write!(f, " (dead letters {})", c.dead_letters)?;
+                write!(f, " (dead letters {}", c.dead_letters)?;
+                if c.dead_letters_dropped > 0 {
+                    write!(f, ", {} dropped: no sink took them", c.dead_letters_dropped)?;
+                }
+                write!(f, ")")?;
             }
-            if c.sent != c.taken {
+            if c.sent > c.taken {
                 write!(f, " ({} left)", c.sent - c.taken)?;
             }
             writeln!(f)?;

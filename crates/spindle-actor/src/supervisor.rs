@@ -291,7 +291,11 @@ impl Future for Supervised {
                 }
                 Phase::Backoff(s) => {
                     this.cell.set_waker(cx.waker());
-                    if Pin::new(s).poll(cx).is_pending() {
+                    // A shutdown request (read after the waker is stored,
+                    // which its notice wakes) cuts the wait short: the actor
+                    // restarts at once to see it and take part in the stop,
+                    // instead of sitting the backoff out as held out.
+                    if !this.graph.is_stopping() && Pin::new(s).poll(cx).is_pending() {
                         return Poll::Pending;
                     }
                     this.phase = Phase::Start;

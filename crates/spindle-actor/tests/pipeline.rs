@@ -285,3 +285,55 @@ fn teams_and_own_threads_run_the_same_graph() {
         assert!(json.contains("numbers"));
     }
 }
+
+/// Once the writer closed its channel, nothing more is sent: every send
+/// gives its values back, so a reader that saw "closed and empty" and
+/// stopped cannot have missed a message.
+#[test]
+fn nothing_is_sent_after_the_writer_closed() {
+    let mut g = Graph::new("closing");
+    let (tx, rx) = g.channel::<u64>("c").capacity(8).build();
+    let (mut t, mut r) = (tx.lock().unwrap(), rx.lock().unwrap());
+    assert_eq!(t.try_send(1), Ok(()));
+    t.mark_closed();
+    assert_eq!(t.try_send(2), Err(2));
+    assert_eq!(t.try_send_slice(&[3, 4]), 0);
+    let mut batch = vec![5, 6];
+    assert_eq!(t.try_send_batch(&mut batch), 0);
+    assert_eq!(batch, [5, 6], "the batch is handed back whole");
+    let rt = spindle::Builder::new_current_thread().build().unwrap();
+    rt.block_on(async {
+        assert_eq!(t.send(7).await, Err(7), "send ends at once, value back");
+        assert_eq!(t.send_slice(&[8]).await, 0);
+        assert!(t.wait_vacant(1).await.is_none());
+    });
+    assert_eq!(t.sent(), 1);
+    assert_eq!(r.try_take(), Some(1));
+    assert!(r.is_closed_and_empty());
+}
+
+/// A report read while messages move can see one taken that was sent
+/// after `sent` was read; printing it must not underflow.
+#[test]
+fn a_report_with_more_taken_than_sent_prints() {
+    let report = spindle_actor::StopReport {
+        graph: "g".into(),
+        stop_reason: None,
+        actors: Vec::new(),
+        channels: vec![spindle_actor::ChannelReport {
+            name: "c".into(),
+            from: "a".into(),
+            to: "b".into(),
+            sent: 1,
+            taken: 2,
+            dead_letters: 0,
+            dead_letters_dropped: 0,
+        }],
+        failures: Vec::new(),
+    };
+    let text = report.to_string();
+    assert!(
+        text.contains("sent 1 taken 2") && !text.contains(" left)"),
+        "{text}"
+    );
+}

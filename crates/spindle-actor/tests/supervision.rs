@@ -135,6 +135,54 @@ fn a_poison_message_goes_to_dead_letters_after_n_failures() {
 }
 
 #[test]
+fn a_dead_letter_no_sink_takes_is_lost_and_the_report_says_so() {
+    for (name, rt) in runtimes() {
+        let policy = quick()
+            .poison_after(Some(3))
+            .budget(10, Duration::from_secs(60));
+        let (g, _, _, dead) = graph(200, policy, |v| v == 77);
+        drop(dead); // the dead-letter sink is closed: it takes nothing
+        let running = g.start(rt.handle()).unwrap();
+        let report = finish(&rt, &running);
+        let c = report.channel("in").unwrap();
+        assert_eq!(
+            (c.dead_letters, c.dead_letters_dropped),
+            (1, 1),
+            "{name}: {report}"
+        );
+        assert!(!report.is_clean(), "{name}: {report}");
+        assert!(report.to_string().contains("1 dropped"), "{name}: {report}");
+    }
+}
+
+#[test]
+fn a_shutdown_request_cuts_a_restart_backoff_short() {
+    for (name, rt) in runtimes() {
+        let tripped = Arc::new(AtomicBool::new(false));
+        let t = tripped.clone();
+        let fail = move |v: u64| v == 5 && !t.swap(true, Ordering::SeqCst);
+        let policy = RestartPolicy::new().backoff(Duration::from_secs(60), Duration::from_secs(60));
+        let (g, _, _, _dead) = graph(100, policy, fail);
+        let running = g.start(rt.handle()).unwrap();
+        // Inside block_on, so that the current-thread runtime runs the graph.
+        rt.block_on(spindle::time::timeout(Duration::from_secs(10), async {
+            while running.report().actor("fragile").unwrap().status != ActorStatus::Restarting {
+                spindle::time::sleep(Duration::from_millis(2)).await;
+            }
+        }))
+        .expect("fragile failed and waits to restart");
+        running.request_shutdown();
+        let report = rt.block_on(running.wait_stopped(Duration::from_secs(10)));
+        assert!(report.held_out().is_empty(), "{name}: {report}");
+        assert_eq!(
+            report.actor("fragile").unwrap().restarts,
+            1,
+            "{name}: {report}"
+        );
+    }
+}
+
+#[test]
 fn a_spent_restart_budget_stops_the_graph_with_a_report() {
     for (name, rt) in runtimes() {
         let policy = quick()
