@@ -37,10 +37,10 @@ struct Config {
 }
 
 fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)> {
-    let mut cfg = Config {
-        workers: None,
-        current_thread: is_test,
-    };
+    let mut workers: Option<String> = None;
+    // Some(true): "current_thread", as said; None: the default (current-
+    // thread for tests, multi-thread for main).
+    let mut flavor: Option<bool> = None;
     let tokens: Vec<TokenTree> = args.into_iter().collect();
     let mut i = 0;
     while i < tokens.len() {
@@ -61,11 +61,15 @@ fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)
             Some(TokenTree::Literal(l)) => l.clone(),
             _ => return Err((key.span(), format!("expected a value after `{key} =`"))),
         };
+        let twice = || Err((key.span(), format!("`{key}` is given twice")));
         match key.to_string().as_str() {
             "workers" => {
+                if workers.is_some() {
+                    return twice();
+                }
                 let v = value.to_string();
                 match v.parse::<usize>() {
-                    Ok(n) if n > 0 => cfg.workers = Some(v),
+                    Ok(n) if n > 0 => workers = Some(v),
                     _ => {
                         return Err((
                             value.span(),
@@ -73,22 +77,24 @@ fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)
                         ))
                     }
                 }
-                if !is_test {
-                    cfg.current_thread = false;
-                }
             }
-            "flavor" => match value.to_string().as_str() {
-                "\"multi_thread\"" => cfg.current_thread = false,
-                "\"current_thread\"" => cfg.current_thread = true,
-                other => {
-                    return Err((
-                        value.span(),
-                        format!(
-                            "unknown flavor {other}: use \"multi_thread\" or \"current_thread\""
-                        ),
-                    ))
+            "flavor" => {
+                if flavor.is_some() {
+                    return twice();
                 }
-            },
+                flavor = Some(match value.to_string().as_str() {
+                    "\"multi_thread\"" => false,
+                    "\"current_thread\"" => true,
+                    other => {
+                        return Err((
+                            value.span(),
+                            format!(
+                                "unknown flavor {other}: use \"multi_thread\" or \"current_thread\""
+                            ),
+                        ))
+                    }
+                })
+            }
             other => {
                 return Err((
                     key.span(),
@@ -97,19 +103,26 @@ fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)
             }
         }
         i += 3;
-        if let Some(TokenTree::Punct(p)) = tokens.get(i) {
-            if p.as_char() == ',' {
-                i += 1;
-            }
+        match tokens.get(i) {
+            None => {}
+            Some(TokenTree::Punct(p)) if p.as_char() == ',' => i += 1,
+            Some(other) => return Err((other.span(), "expected `,` between arguments".into())),
         }
     }
-    if cfg.current_thread && cfg.workers.is_some() {
+    // `workers` alone means multi-thread for main; a test (current-thread
+    // by default) must say so. A current-thread flavor never takes
+    // `workers`, in whichever order the two are written.
+    let current_thread = flavor.unwrap_or(is_test);
+    if current_thread && workers.is_some() {
         return Err((
             Span::call_site(),
             "`workers` needs flavor = \"multi_thread\"".into(),
         ));
     }
-    Ok(cfg)
+    Ok(Config {
+        workers,
+        current_thread,
+    })
 }
 
 fn expand(args: TokenStream, item: TokenStream, is_test: bool) -> TokenStream {

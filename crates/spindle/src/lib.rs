@@ -58,6 +58,36 @@ pub use sched::diagnostics::{SlowPoll, StallReport};
 pub use sched::metrics::{BlockingMetrics, RuntimeMetrics, WorkerMetrics};
 pub use sched::{block_in_place, spawn, EnterGuard, Handle};
 pub use scope::{scope, try_scope, Scope, ScopeError};
-pub use spindle_macros::{main, test};
+/// Runs `async fn main` on a spindle runtime: `#[spindle::main]`,
+/// `#[spindle::main(workers = 4)]`, `#[spindle::main(flavor =
+/// "current_thread")]`:
+///
+/// ```
+/// #[spindle::main(workers = 2, flavor = "multi_thread")]
+/// async fn main() {
+///     assert_eq!(spindle::Handle::current().metrics().workers.len(), 2);
+/// }
+/// ```
+///
+/// Bad arguments are compile errors, in whatever order they are written:
+///
+/// ```compile_fail
+/// #[spindle::main(flavor = "current_thread", workers = 2)] // workers need multi_thread
+/// async fn main() {}
+/// ```
+///
+/// ```compile_fail
+/// #[spindle::main(workers = 2, workers = 3)] // given twice
+/// async fn main() {}
+/// ```
+///
+/// ```compile_fail
+/// #[spindle::main(workers = 2 flavor = "multi_thread")] // no comma
+/// async fn main() {}
+/// ```
+pub use spindle_macros::main;
+/// Runs an `async fn` test on a fresh spindle runtime (current-thread by
+/// default; `flavor = "multi_thread"` and `workers = N` as for `main`).
+pub use spindle_macros::test;
 pub use task::{AbortHandle, AbortOnDrop, JoinError, JoinHandle};
 pub use yield_now::{yield_now, YieldNow};
