@@ -181,7 +181,14 @@ project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 1
 ///   starves; start with `biased;` to poll the arms in written order.
 /// - Arms that lose are dropped; channel receives and sends are cancel-safe,
 ///   so a losing arm neither consumes nor drops a channel message.
-/// - Must be used inside an `async` context (it awaits). At most 32 arms.
+/// - Must be used inside an `async` context (it awaits). At most 32 arms;
+///   a select with neither an arm nor `else` does not compile:
+///
+/// ```compile_fail
+/// # async fn f() {
+/// spindle::select! {}
+/// # }
+/// ```
 #[macro_export]
 macro_rules! select {
     (biased; $($t:tt)*) => {
@@ -225,6 +232,10 @@ macro_rules! __select_parse {
     (@($bi:tt) @[$($arms:tt)*] @[] @avail[$($av:tt)*]
         else => $body:expr $(, $($rest:tt)*)?) => {
         $crate::__select_parse!(@($bi) @[$($arms)*] @[$body] @avail[$($av)*] $($($rest)*)?)
+    };
+    // A 33rd arm: no name left for it.
+    (@($bi:tt) @[$($arms:tt)*] @[$($el:tt)*] @avail[] $($rest:tt)+) => {
+        ::core::compile_error!("select! takes at most 32 arms")
     };
     // An arm whose body is a block (comma optional).
     (@($bi:tt) @[$($arms:tt)*] @[$($el:tt)*] @avail[($i:tt $v:ident) $($av:tt)*]
@@ -284,7 +295,7 @@ macro_rules! __select_gen {
                                     }
                                 }
                             )+
-                            _ => unreachable!(),
+                            _ => ::core::unreachable!(),
                         }
                     }
                     ::core::option::Option::None
@@ -309,7 +320,7 @@ macro_rules! __select_gen {
                                 }
                             }
                         )+
-                        _ => unreachable!(),
+                        _ => ::core::unreachable!(),
                     }
                 }
                 ::core::task::Poll::Pending
@@ -324,6 +335,9 @@ macro_rules! __select_gen {
     (@($bi:tt) @[] @[$el:expr]) => {{
         $el
     }};
+    (@($bi:tt) @[] @[]) => {
+        ::core::compile_error!("select! needs at least one arm, or an `else` arm")
+    };
 }
 
 #[doc(hidden)]
@@ -341,7 +355,7 @@ macro_rules! __select_has_else {
 #[macro_export]
 macro_rules! __select_else_body {
     () => {
-        unreachable!()
+        ::core::unreachable!()
     };
     ($el:expr) => {
         $el
