@@ -49,11 +49,14 @@ fn waiters() -> MutexGuard<'static, Waiters> {
 fn install() -> io::Result<()> {
     let installed = INSTALLED.get_or_init(|| {
         let result: io::Result<()> = (|| {
+            // The listener first: a handler registered with no thread to
+            // read its pipe would swallow every Ctrl-C. If the registration
+            // then fails, its write end is dropped and the listener ends.
             let (rx, tx) = UnixStream::pair()?;
-            signal_hook::low_level::pipe::register(signal_hook::consts::SIGINT, tx)?;
             std::thread::Builder::new()
                 .name("spindle-signal".into())
                 .spawn(move || listen(rx))?;
+            signal_hook::low_level::pipe::register(signal_hook::consts::SIGINT, tx)?;
             Ok(())
         })();
         result.map_err(|e| e.to_string())

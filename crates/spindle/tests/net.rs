@@ -293,6 +293,15 @@ rt_test! {
 }
 
 rt_test! {
+    fn a_failed_send_to_names_its_target() {
+        // An IPv6 target from an IPv4 socket: refused by the kernel.
+        let sender = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let err = sender.send_to(b"x", "[::1]:9").await.unwrap_err();
+        assert!(err.to_string().starts_with("could not send to [::1]:9: "), "{err}");
+    }
+}
+
+rt_test! {
     fn read_woken_while_the_worker_is_parked_on_the_driver() {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

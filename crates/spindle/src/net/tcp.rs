@@ -49,15 +49,15 @@ impl TcpListener {
     /// already in use (os error 98)`, with the kind
     /// ([`io::ErrorKind::AddrInUse`] there) kept.
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
-        let inner = first_ok(&addr, "bind", |addr| {
+        first_ok(&addr, "bind", |addr| {
             let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
             socket.set_nonblocking(true)?;
             socket.set_reuse_address(true)?;
             socket.bind(&addr.into())?;
             socket.listen(BACKLOG)?;
-            Ok(std::net::TcpListener::from(socket))
-        })?;
-        TcpListener::registered(inner)
+            // Registered here, so that a reactor error names the address too.
+            TcpListener::registered(std::net::TcpListener::from(socket))
+        })
     }
 
     /// Takes over a bound std listener (made non-blocking here).

@@ -1,6 +1,6 @@
 //! UDP: [`UdpSocket`].
 
-use super::addr::{first_ok, resolve, ToSocketAddrs};
+use super::addr::{context, first_ok, resolve, ToSocketAddrs};
 use crate::io::{Direction, Registration};
 use std::fmt;
 use std::future::poll_fn;
@@ -34,8 +34,10 @@ impl UdpSocket {
     /// Binds to `addr` (each address it names in turn; port 0 picks a free
     /// port). Errors name the address, as [`TcpListener::bind`](super::TcpListener::bind)'s do.
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<UdpSocket> {
-        let inner = first_ok(&addr, "bind", std::net::UdpSocket::bind)?;
-        UdpSocket::from_std(inner)
+        // Registered inside, so that a reactor error names the address too.
+        first_ok(&addr, "bind", |a| {
+            UdpSocket::from_std(std::net::UdpSocket::bind(a)?)
+        })
     }
 
     /// Takes over a bound std socket (made non-blocking here).
@@ -56,7 +58,9 @@ impl UdpSocket {
     /// Sends `buf` as one datagram to `target` (its first address).
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
         let to = resolve(&target, "send to")?[0];
-        poll_fn(|cx| self.poll_send_to(cx, buf, to)).await
+        poll_fn(|cx| self.poll_send_to(cx, buf, to))
+            .await
+            .map_err(|e| context(e, format_args!("could not send to {to}")))
     }
 
     /// Receives one datagram; returns its length and sender. A datagram
