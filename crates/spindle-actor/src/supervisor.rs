@@ -305,6 +305,25 @@ impl Future for Supervised {
     }
 }
 
+impl Drop for Supervised {
+    fn drop(&mut self) {
+        if matches!(self.phase, Phase::Done) {
+            return;
+        }
+        // Dropped unfinished: its task was cancelled, as when the graph's
+        // runtime shuts down under it. It counts as failed, and its ends
+        // are retired as at any finish, so that its peers see its outputs
+        // closed and its inputs gone instead of waiting for ever, and the
+        // graph's count of live actors reaches zero. The run future goes
+        // first (its port locks give the ends back); a panic in its drop
+        // is not let out of this one.
+        let _ = catch_unwind(AssertUnwindSafe(|| self.phase = Phase::Done));
+        self.cell
+            .set_failure("cancelled: its task was dropped (the runtime shut down)".into());
+        self.finish(ActorStatus::Failed);
+    }
+}
+
 impl fmt::Debug for Supervised {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Supervised")

@@ -290,3 +290,44 @@ fn duration_max_is_no_limit() {
         }
     }
 }
+
+/// A task actor whose runtime shuts down under it counts as failed and
+/// retires its channel ends: the own-thread actor reading from it sees the
+/// channel closed and stops, and the graph is not left waiting on either.
+#[test]
+fn an_actor_whose_runtime_shut_down_retires_its_ends() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .build()
+        .unwrap();
+    let mut g = Graph::new("orphaned");
+    let (tx, rx) = g.channel::<u64>("c").capacity(8).build();
+    g.actor("writer").writes(&tx).run(move |_| {
+        let tx = tx.clone();
+        async move {
+            let _t = tx.lock()?;
+            std::future::pending::<()>().await;
+            Ok::<(), PortError>(())
+        }
+    });
+    g.actor("reader").reads(&rx).own_thread().run(move |_| {
+        let rx = rx.clone();
+        async move {
+            let mut r = rx.lock()?;
+            while r.take().await.is_some() {}
+            Ok::<(), PortError>(())
+        }
+    });
+    let running = g.start(rt.handle()).unwrap();
+    drop(rt);
+    running.request_shutdown();
+    let report = running.block_until_stopped(Duration::from_secs(5));
+    assert!(report.held_out().is_empty(), "{report}");
+    let w = report.actor("writer").unwrap();
+    assert_eq!(w.status, ActorStatus::Failed, "{report}");
+    assert!(
+        w.last_failure.as_deref().unwrap_or("").contains("runtime"),
+        "{report}"
+    );
+    assert_eq!(report.actor("reader").unwrap().status, ActorStatus::Stopped);
+}
