@@ -91,8 +91,10 @@ impl<T> Rx<T> {
     /// Takes one message if one is ready.
     pub fn try_take(&mut self) -> Option<T> {
         let st = self.st();
-        st.peeked = 0;
-        st.cons.try_pop()
+        let v = st.cons.try_pop();
+        // What was peeked beyond the message taken is still peeked.
+        st.peeked = st.peeked.saturating_sub(usize::from(v.is_some()));
+        v
     }
 
     /// Takes one message, waiting for it; `None` once the channel is closed
@@ -113,8 +115,9 @@ impl<T> Rx<T> {
     /// the run). Returns how many; never waits.
     pub fn take_batch(&mut self, out: &mut Vec<T>, max: usize) -> usize {
         let st = self.st();
-        st.peeked = 0;
-        st.cons.pop_into(out, max)
+        let n = st.cons.pop_into(out, max);
+        st.peeked = st.peeked.saturating_sub(n);
+        n
     }
 
     /// The oldest ready message, left in the channel until
@@ -148,7 +151,9 @@ impl<T> Rx<T> {
         let st = self.st();
         let n = n.min(st.cons.avail());
         st.cons.release(n);
-        st.peeked = 0;
+        // The rest of a peeked run is still peeked: a failure now is one
+        // while it was looked at (the poison policy's run).
+        st.peeked = st.peeked.saturating_sub(n);
     }
 }
 
@@ -179,8 +184,9 @@ impl<T: Copy> Rx<T> {
     /// Returns how many; never waits.
     pub fn take_slice(&mut self, dst: &mut [T]) -> usize {
         let st = self.st();
-        st.peeked = 0;
-        st.cons.pop_slice(dst)
+        let n = st.cons.pop_slice(dst);
+        st.peeked = st.peeked.saturating_sub(n);
+        n
     }
 }
 
