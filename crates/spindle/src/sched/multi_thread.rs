@@ -543,15 +543,10 @@ impl WorkerCtx {
     {
         let (notified, raw) = RawTask::allocate(future, self.purse.hook());
         self.shared().track(&notified, self.index);
-        match self.lent.borrow() {
-            Some(mut core) => {
-                bump(&self.counters().spawns, 1);
-                self.schedule_local(&mut core, notified, Queued::Spawned);
-            }
-            // Without its core this thread is no longer the worker: its
-            // spawns go through the injector, uncounted, as from outside.
-            None => self.shared().schedule_remote(notified),
-        }
+        // Counted by `schedule_local`, inside the borrow; without its core
+        // this thread is no longer the worker, and its spawns go through
+        // the injector uncounted, as from outside.
+        self.schedule_here(notified, Queued::Spawned);
         JoinHandle::new(raw)
     }
 
@@ -572,6 +567,9 @@ impl WorkerCtx {
 
     fn schedule_local(&self, core: &mut Core, task: Notified, why: Queued) {
         bump(&self.counters().local_schedules, 1);
+        if why == Queued::Spawned {
+            bump(&self.counters().spawns, 1);
+        }
         if why == Queued::Yielded {
             self.push_to_ring(&mut core.queue, task);
             // Work others may steal: wake a sleeper if nobody is searching.
