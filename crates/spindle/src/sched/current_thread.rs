@@ -87,7 +87,11 @@ impl Shared {
     fn schedule_remote(&self, task: Notified) {
         self.remote_schedules.fetch_add(1, Relaxed);
         match self.inject.push(task) {
-            Ok(()) => self.parker.unpark(),
+            Ok(()) => {
+                #[cfg(all(test, not(loom)))]
+                super::after_push::run();
+                self.parker.unpark()
+            }
             Err(task) => task.cancel_now(),
         }
     }
@@ -123,8 +127,8 @@ impl Shared {
 }
 
 /// Queues `task` on this thread's core when it drives `shared`'s runtime
-/// now, otherwise through the injector.
-fn schedule(shared: &Shared, task: Notified) {
+/// now; gives it back otherwise (for the injector).
+fn schedule_here(shared: &Shared, task: Notified) -> Option<Notified> {
     if let CoreRef::Current(d) = current_core() {
         // SAFETY: CORE points to a live context (set by its guard).
         let d = unsafe { &*d };
@@ -133,12 +137,22 @@ fn schedule(shared: &Shared, task: Notified) {
                 if let Some(core) = core.as_mut() {
                     bump(&shared.counters.local_schedules, 1);
                     core.queue.push_back(task);
-                    return;
+                    return None;
                 }
             }
         }
     }
-    shared.schedule_remote(task);
+    Some(task)
+}
+
+/// A wake of `hook`'s task: here, or through the injector.
+fn schedule(hook: &Hook<Shared>, task: Notified) {
+    if let Some(task) = schedule_here(hook, task) {
+        // Once in the injector the task may be cancelled by a shutdown on
+        // the driving thread, and its hook and the runtime's state freed,
+        // before the unpark: our own hold keeps the state alive until then.
+        hook.hold().schedule_remote(task);
+    }
 }
 
 impl Owner for Shared {
@@ -198,7 +212,10 @@ where
 {
     let (notified, raw) = RawTask::allocate(future, hook);
     bump(&shared.counters.spawns, 1);
-    schedule(shared, notified);
+    // The caller holds the state: no hold of our own needed.
+    if let Some(task) = schedule_here(shared, notified) {
+        shared.schedule_remote(task);
+    }
     JoinHandle::new(raw)
 }
 

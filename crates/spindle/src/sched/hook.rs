@@ -109,6 +109,18 @@ impl<T: Owner> Hook<T> {
     pub(crate) fn as_ptr(&self) -> *const T {
         self.0.as_ptr()
     }
+
+    /// A second unit, the caller's own: for code that goes on using the
+    /// state after handing this hook's task to another thread, which may
+    /// run and free the task (and this hook, perhaps the state's last
+    /// hold) at once, as a wake from outside the runtime does between its
+    /// push to the injector and its unpark.
+    pub(crate) fn hold(&self) -> Hook<T> {
+        // Relaxed, as `Arc::clone`: this hook's unit is out, so `out` is
+        // not 0 and the strong count the units hold is already taken.
+        self.units().out.fetch_add(1, Relaxed);
+        Hook(self.0)
+    }
 }
 
 impl<T: Owner> Deref for Hook<T> {

@@ -349,3 +349,71 @@ pub(crate) fn assert_not_in_runtime(what: &str) {
         );
     }
 }
+
+/// Test-only: a step run once on this thread between a remote wake's push
+/// to an injector and its wake-up of a sleeper, where a wake from outside
+/// the runtime can lose its task (and the task's hook) to a shutdown.
+#[cfg(all(test, not(loom)))]
+pub(crate) mod after_push {
+    use std::cell::Cell;
+
+    std::thread_local! {
+        static STEP: Cell<Option<Box<dyn FnOnce()>>> = const { Cell::new(None) };
+    }
+
+    pub(crate) fn set(step: impl FnOnce() + 'static) {
+        STEP.with(|s| s.set(Some(Box::new(step))));
+    }
+
+    pub(crate) fn run() {
+        if let Some(step) = STEP.with(Cell::take) {
+            step();
+        }
+    }
+
+    /// A wake from a plain thread pushes the task; the runtime is dropped
+    /// (its shutdown cancels and frees the task, hook and all) before the
+    /// wake-up that follows the push, which must still find the runtime's
+    /// state: the wake's own hold keeps it. Without it, that wake-up reads
+    /// freed memory: ASan and miri, which run these tests in
+    /// `scripts/test-all`, say so (ASan first caught it in a ctrl_c test,
+    /// 2026-11-26).
+    #[test]
+    fn a_remote_wake_outlives_a_runtime_dropped_between_push_and_wake_up() {
+        use std::sync::{mpsc, Arc, Mutex};
+        use std::task::{Poll, Waker};
+        for multi in [false, true] {
+            let rt = if multi {
+                crate::Builder::new_multi_thread().workers(1).build()
+            } else {
+                crate::Builder::new_current_thread().build()
+            }
+            .unwrap();
+            let slot = Arc::new(Mutex::new(None::<Waker>));
+            let s = slot.clone();
+            rt.block_on(async {
+                drop(crate::spawn(std::future::poll_fn(move |cx| {
+                    *s.lock().unwrap() = Some(cx.waker().clone());
+                    Poll::<()>::Pending
+                })));
+                while slot.lock().unwrap().is_none() {
+                    crate::yield_now().await;
+                }
+            });
+            let waker = slot.lock().unwrap().take().unwrap();
+            let (pushed, on_push) = mpsc::channel();
+            let (dropped, on_drop) = mpsc::channel::<()>();
+            let waking = std::thread::spawn(move || {
+                set(move || {
+                    pushed.send(()).unwrap();
+                    on_drop.recv().unwrap();
+                });
+                waker.wake();
+            });
+            on_push.recv().unwrap();
+            drop(rt);
+            dropped.send(()).unwrap();
+            waking.join().unwrap();
+        }
+    }
+}

@@ -327,7 +327,11 @@ impl Shared {
     fn schedule_remote(&self, task: Notified) {
         self.remote_schedules.fetch_add(1, Relaxed);
         match self.inject.push(task) {
-            Ok(()) => self.notify_parked(),
+            Ok(()) => {
+                #[cfg(all(test, not(loom)))]
+                super::after_push::run();
+                self.notify_parked()
+            }
             Err(task) => task.cancel_now(), // shut down: nobody will run it
         }
     }
@@ -444,17 +448,20 @@ enum Queued {
     Yielded,
 }
 
-/// Schedules on this thread's core when it is a worker of `shared`,
-/// otherwise through the injector.
-fn schedule(shared: &Shared, task: Notified, why: Queued) {
+/// Schedules on this thread's core when it is a worker of `hook`'s
+/// runtime, otherwise through the injector.
+fn schedule(hook: &Hook<Shared>, task: Notified, why: Queued) {
     if let CoreRef::Multi(w) = current_core() {
         // SAFETY: CORE points to a live context (set by its guard).
         let w = unsafe { &*w };
-        if std::ptr::eq(w.shared(), shared) {
+        if std::ptr::eq(w.shared(), hook.as_ptr()) {
             return w.schedule_here(task, why);
         }
     }
-    shared.schedule_remote(task);
+    // Once in the injector the task may be run and freed by a worker, or
+    // cancelled by a shutdown, before the wake-up below; our own hold keeps
+    // the state alive until it is done (the task's hook may be gone).
+    hook.hold().schedule_remote(task);
 }
 
 /// `Handle::spawn` for this flavour.
