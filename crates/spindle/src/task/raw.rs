@@ -37,6 +37,14 @@ use std::ptr::NonNull;
 use std::task::{Context, Poll, Waker};
 
 /// How a task reaches its scheduler. Implemented by each scheduler flavour.
+///
+/// Implementors are handles: all their state is behind pointers that stay
+/// valid while the runtime runs (a hook, an `Arc`). `schedule` and
+/// `yield_now` are called on a bitwise copy taken out of the task's cell
+/// (`Harness::scheduler_for_hand_over`), because the `Notified` they are
+/// given may be run and its cell freed by another thread before they
+/// return; such a call must not touch the task's copy afterwards, and
+/// keeps what it needs of the runtime alive itself (`Hook::hold`).
 pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     /// A waker or an abort made the task runnable.
     fn schedule(&self, task: Notified);
@@ -409,6 +417,17 @@ impl<F: Future, S: Schedule> Harness<F, S> {
         &self.cell().header.state
     }
 
+    /// The scheduler, copied out of the cell for a call that hands the task
+    /// over. Once its `Notified` is queued another thread may run the task
+    /// and free the cell, so the call must not be made through a reference
+    /// into it (a reference argument must stay valid for its whole call;
+    /// miri's Stacked Borrows caught the hook freed under `schedule`).
+    fn scheduler_for_hand_over(&self) -> ManuallyDrop<S> {
+        // SAFETY: a bitwise copy of a handle (the `Schedule` contract),
+        // never dropped: the cell's own copy keeps owning what it holds.
+        ManuallyDrop::new(unsafe { std::ptr::read(&self.cell().scheduler) })
+    }
+
     /// Replaces the stage; the caller owns it (module docs).
     fn set_stage(&self, stage: Stage<F>) {
         self.cell().stage.with_mut(|p| {
@@ -540,7 +559,9 @@ impl<F: Future, S: Schedule> Harness<F, S> {
         match self.state().transition_to_idle(registered_now) {
             ToIdle::Idle => {}
             // SAFETY: the poller's reference became the Notified.
-            ToIdle::Notified => self.cell().scheduler.yield_now(Notified(self.raw())),
+            ToIdle::Notified => self
+                .scheduler_for_hand_over()
+                .yield_now(Notified(self.raw())),
             ToIdle::Cancel => {
                 if registered_now {
                     // Still the poller, whose reference the registry was to
@@ -622,7 +643,7 @@ where
     S: Schedule,
 {
     let h = Harness::<F, S>::from(ptr);
-    h.cell().scheduler.schedule(Notified(h.raw()));
+    h.scheduler_for_hand_over().schedule(Notified(h.raw()));
 }
 
 // SAFETY (contract): `ptr` is a live task of this `(F, S)`, and the caller
@@ -633,7 +654,7 @@ where
     S: Schedule,
 {
     let h = Harness::<F, S>::from(ptr);
-    h.cell().scheduler.yield_now(Notified(h.raw()));
+    h.scheduler_for_hand_over().yield_now(Notified(h.raw()));
 }
 
 unsafe fn shutdown<F, S>(ptr: NonNull<Header>)
