@@ -689,6 +689,9 @@ where
     Harness::<F, S>::from(ptr).set_stage(Stage::Consumed);
 }
 
+// SAFETY (contract): `ptr` is a live task of this `(F, S)` whose handle
+// just cleared JOIN_INTEREST and JOIN_WAKER before completion
+// (`RawTask::drop_join_handle`), so the waker slot is the caller's.
 unsafe fn drop_join_waker<F, S>(ptr: NonNull<Header>)
 where
     F: Future,
