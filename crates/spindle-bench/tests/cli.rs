@@ -320,13 +320,9 @@ fn every_output_is_written_and_the_checks_read_them() {
     let mut old = latest;
     old["timestamp_unix"] = 0.into();
     std::fs::write(o.join("latest.json"), serde_json::to_string(&old).unwrap()).unwrap();
-    let out = bin()
-        .args(["check-fresh", "--max-age", "24h", "--out"])
-        .arg(&o)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("stale"));
+    let (code, why) = check_fresh(&["--max-age", "24h"]);
+    assert_eq!(code, Some(1), "{why}");
+    assert!(why.contains("stale"), "{why}");
 }
 
 #[test]
