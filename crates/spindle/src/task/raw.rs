@@ -457,9 +457,8 @@ impl<F: Future, S: Schedule> Harness<F, S> {
                 Ok(()) => JoinError::cancelled(),
                 Err(payload) => JoinError::panic(payload),
             };
-            // SAFETY: as above; the old value is gone (a destructor that
-            // panicked half-way is never run again), so this overwrites
-            // nothing live.
+            // A destructor that panicked half-way is never run again.
+            // SAFETY: as above; the old value is gone: nothing live is overwritten.
             unsafe { std::ptr::write(p, Stage::Finished(Err(result))) };
         });
     }
