@@ -252,6 +252,69 @@ fn zero_cancelled_filled_receive_loses_nothing() {
     });
 }
 
+/// Two receives in a row on one thread, a sender giving to each: the second
+/// parks in the taker the first drained without the lock (loom mirrors
+/// taker 0 only) and must see only its own value.
+#[test]
+fn zero_drained_taker_is_reused() {
+    model(|| {
+        let (tx, rx) = chan::rendezvous::<u32>();
+        let t = thread::spawn(move || {
+            assert_eq!(rx.recv_blocking(), Ok(1));
+            assert_eq!(rx.recv_blocking(), Ok(2));
+            assert_eq!(rx.recv_blocking(), Err(RecvError));
+        });
+        tx.send_blocking(1).unwrap();
+        tx.send_blocking(2).unwrap();
+        drop(tx);
+        t.join().unwrap();
+    });
+}
+
+/// Two receivers, three values: taker 0 is drained without the lock,
+/// taker 1 under it, and a receive parking again while the other drains
+/// may reclaim only a drained taker. Every value arrives exactly once.
+#[test]
+fn zero_drain_with_and_without_the_lock() {
+    model(|| {
+        let (tx, rx) = chan::rendezvous::<u32>();
+        let rx2 = rx.clone();
+        let t = thread::spawn(move || rx2.recv_blocking().unwrap());
+        let s = thread::spawn(move || {
+            for v in [1, 2, 4] {
+                tx.send_blocking(v).unwrap();
+            }
+        });
+        let mine = rx.recv_blocking().unwrap() + rx.recv_blocking().unwrap();
+        let theirs = t.join().unwrap();
+        assert_eq!(mine + theirs, 7, "mine {mine}, theirs {theirs}");
+        s.join().unwrap();
+    });
+}
+
+/// A receive polled again without a wake-up (a `select!` woken by another
+/// arm, a spurious poll) may find its taker filled without the lock: it must
+/// then see the sender's write of the value.
+#[test]
+fn zero_filled_taker_seen_without_a_wakeup() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    model(|| {
+        let (tx, rx) = chan::rendezvous::<u32>();
+        let t = thread::spawn(move || tx.send_blocking(3).unwrap());
+        let mut f = Box::pin(rx.recv());
+        let got = loop {
+            match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+                Poll::Ready(v) => break v,
+                Poll::Pending => thread::yield_now(),
+            }
+        };
+        assert_eq!(got, Ok(3));
+        drop(f);
+        t.join().unwrap();
+    });
+}
+
 /// Two parked senders at once: one offer slot's generation is mirrored for
 /// the lock-free "taken" check (loom mirrors slot 0 only), the other's is
 /// read under the lock. Each send completes exactly when its value is taken.

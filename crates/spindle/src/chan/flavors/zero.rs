@@ -16,9 +16,8 @@
 //! - `queue` lists, oldest first, the keys of `Offered` offers; an offer
 //!   slot is `Offered` (value present, sender waiting) or `Free` (the value
 //!   left: taken, reclaimed, or never there).
-//! - `takers_waiting` lists, oldest first, the keys of `Waiting` takers; a
-//!   taker is `Waiting` (slot empty, receiver parked), `Filled` (a sender put
-//!   its value in; the receiver has yet to see it) or `Free`.
+//! - `takers_waiting` lists, oldest first, the keys of `WAITING` takers, and
+//!   `handed` the keys of `FILLED` and `DRAINED` ones (states: [`TakerCell`]).
 //! - Never both a queued offer and a waiting taker: a sender gives to a
 //!   waiting taker before it offers, a receiver takes an offer before it
 //!   parks a taker, each under the lock.
@@ -52,6 +51,26 @@
 //! value, `usize::BITS / 2` bits of it (2^32 frees of that one slot on
 //! 64-bit targets), between the take and the sender's next poll.
 //!
+//! # Drained without the lock
+//! Symmetrically, a receive whose taker was filled takes the value without
+//! the lock. Each taker's value and state live in a boxed [`TakerCell`],
+//! whose address the first [`MIRRORED`] takers mirror in atomics outside
+//! the lock (`Channel::cells`). The sender writes the value and then
+//! stores `FILLED` with Release, under the lock; the receive that parked
+//! the taker (its *owner*: the one holder of its key) loads `FILLED` with
+//! Acquire, moves the value out, and stores `DRAINED` with Release. Claim:
+//! only the owner touches a `FILLED` cell's value, and only it changes a
+//! `FILLED` state. Proof sketch: a taker enters `FILLED` from `WAITING` in
+//! `give`, which also moves its key from `takers_waiting` to `handed`;
+//! under the lock, code other than the owner's reads a `handed` state and
+//! acts only on `DRAINED` (reclaiming the taker). So the owner's lock-free
+//! move and store cannot race a locked write, and a reclaim that sees
+//! `DRAINED` (Acquire) comes after the owner's move. A drained taker waits
+//! in `handed` until a receive parks again (`park_taker` takes the last
+//! one handed, usually the same task's previous taker, or sweeps `handed`
+//! before growing), so the drain itself costs no lock: one lock fewer a
+//! message when receivers park first (pingpong's *takers* pattern).
+//!
 //! # Kept wakers
 //! A freed offer slot keeps its sender's waker, and a freed taker its
 //! receiver's, when it is a spindle task's (`crate::task::is_task_waker`);
@@ -74,11 +93,12 @@
 //! the lock, as before).
 //!
 use std::collections::VecDeque;
+use std::ptr::{self, NonNull};
 use std::task::{Poll, Waker};
 
 use crate::chan::error::{RecvError, TryRecvError};
 use crate::chan::spin::ChanLock;
-use crate::loom::{AtomicUsize, Ordering};
+use crate::loom::{AtomicPtr, AtomicUsize, Ordering, ReleaseStore, UnsafeCell};
 use crate::task::{is_task_waker, notify_in_place, InPlace, Submit};
 
 /// Offer slots below this key mirror their generation in an atomic a sender
@@ -134,17 +154,90 @@ struct Offer<T> {
     gen: usize,
 }
 
-#[derive(PartialEq, Eq, Debug, Clone, Copy)]
-enum TakerState {
-    Free,
-    Waiting,
-    Filled,
+/// A taker's value and state, boxed so that its address outlives the
+/// growth of `takers` ("Drained without the lock"). `state` is one of:
+/// - `FREE`: on `free_takers`; no value, no receive.
+/// - `WAITING`: in `takers_waiting`; a receive is parked, `value` is `None`.
+/// - `FILLED`: in `handed`; a sender put its value in, the owner has yet to
+///   take it. Only the owner reads `value` or changes the state from here.
+/// - `DRAINED`: in `handed`; the owner took the value (`None` again) and
+///   gave up the key; reclaimed under the lock by the next `park_taker`.
+///
+/// Every change but the owner's `FILLED` -> `DRAINED` is made under the lock.
+struct TakerCell<T> {
+    value: UnsafeCell<Option<T>>,
+    state: AtomicUsize,
 }
 
+const FREE: usize = 0;
+const WAITING: usize = 1;
+const FILLED: usize = 2;
+const DRAINED: usize = 3;
+
+impl<T> TakerCell<T> {
+    /// The owner's take of a filled taker's value, with or without the
+    /// lock; `None` while the taker is not `FILLED`.
+    #[inline(always)]
+    fn drain(&self) -> Option<T> {
+        // Acquire: pairs with `give`'s Release store of `FILLED`.
+        if self.state.load(Ordering::Acquire) != FILLED {
+            return None;
+        }
+        // SAFETY: `FILLED` seen: the sender's write of the value happened
+        // before (Acquire), and only the owner, the caller, touches the
+        // value until it stores `DRAINED` below (module docs).
+        let v = self.value.with_mut(|p| unsafe { (*p).take() });
+        // Release: the move out happens before a reclaim that sees it.
+        self.state.store(DRAINED, Ordering::Release);
+        debug_assert!(v.is_some(), "a filled taker holds a value");
+        v
+    }
+
+    /// The state, read under the lock.
+    fn state(&self) -> usize {
+        // Acquire: a `DRAINED` written without the lock orders the owner's
+        // move before this reader's reuse of the cell.
+        self.state.load(Ordering::Acquire)
+    }
+}
+
+/// A taker: its cell, owned as a `Box` would own it but held raw, so that
+/// the addresses mirrored in `Channel::cells` stay valid however the
+/// `Taker` moves (a moved `Box` would claim unique access), and the
+/// parked receive's waker, touched only under the lock.
 struct Taker<T> {
-    slot: Option<T>,
+    cell: NonNull<TakerCell<T>>,
     waker: Option<Waker>,
-    state: TakerState,
+}
+
+// SAFETY: a `Taker` owns its cell as a `Box<TakerCell<T>>` would, and the
+// cell holds at most one `T`: sending the taker sends that value.
+unsafe impl<T: Send> Send for Taker<T> {}
+
+impl<T> Taker<T> {
+    fn new() -> Self {
+        let cell = Box::new(TakerCell {
+            value: UnsafeCell::new(None),
+            state: AtomicUsize::new(FREE),
+        });
+        Taker {
+            cell: NonNull::from(Box::leak(cell)),
+            waker: None,
+        }
+    }
+
+    fn cell(&self) -> &TakerCell<T> {
+        // SAFETY: the cell lives until this taker drops (`Drop` below).
+        unsafe { self.cell.as_ref() }
+    }
+}
+
+impl<T> Drop for Taker<T> {
+    fn drop(&mut self) {
+        // SAFETY: made by `Box::leak` in `new`, freed only here; the channel
+        // (and so every reader of the mirrored address) is being dropped.
+        drop(unsafe { Box::from_raw(self.cell.as_ptr()) });
+    }
 }
 
 struct Inner<T> {
@@ -154,6 +247,8 @@ struct Inner<T> {
     takers: Vec<Taker<T>>,
     free_takers: Vec<usize>,
     takers_waiting: VecDeque<usize>,
+    /// Takers `FILLED` or `DRAINED`, oldest first ([`TakerCell`]).
+    handed: Vec<usize>,
     closed: bool,
 }
 
@@ -222,8 +317,14 @@ impl<T> Inner<T> {
             return Err(value);
         };
         let t = &mut self.takers[k];
-        t.slot = Some(value);
-        t.state = TakerState::Filled;
+        debug_assert_eq!(t.cell().state(), WAITING);
+        // SAFETY: a `WAITING` taker's value is touched only under the lock,
+        // which this holds (`TakerCell`); its owner reads it only after the
+        // store of `FILLED` below.
+        t.cell().value.with_mut(|p| unsafe { *p = Some(value) });
+        // Release: the value is written before the owner sees `FILLED`.
+        t.cell().state.store(FILLED, Ordering::Release);
+        self.handed.push(k);
         Ok(notify(&mut t.waker))
     }
 
@@ -240,37 +341,68 @@ impl<T> Inner<T> {
         Some((v, wakeup))
     }
 
-    /// Frees taker `k`, whose slot is empty. A task's waker stays for the
-    /// next receive parked there ("Kept wakers").
+    /// Frees taker `k`, unqueued from `takers_waiting` or `handed`, its
+    /// value gone. A task's waker stays for the next receive parked there
+    /// ("Kept wakers").
     fn release_taker(&mut self, k: usize) {
         let t = &mut self.takers[k];
-        debug_assert!(t.slot.is_none(), "a taker is freed once its value left");
-        t.state = TakerState::Free;
+        t.cell().state.store(FREE, Ordering::Relaxed);
         if !t.waker.as_ref().is_some_and(is_task_waker) {
             t.waker = None;
         }
         self.free_takers.push(k);
     }
 
-    /// Parks a receive woken through `waker` in a free taker; returns its
-    /// key. A task's waker the taker kept is reused when it wakes the same
-    /// task ("Kept wakers").
-    fn park_taker(&mut self, waker: &Waker) -> usize {
-        let k = match self.free_takers.pop() {
+    /// A taker for a new parked receive: the last one handed if its owner
+    /// drained it (in a receive loop, the same task's previous taker, its
+    /// waker kept); else a free one, sweeping every drained taker out of
+    /// `handed` first when none is free; else a new one.
+    fn reuse_taker(&mut self) -> Option<usize> {
+        if let Some(&k) = self.handed.last() {
+            if self.takers[k].cell().state() == DRAINED {
+                self.handed.pop();
+                return Some(k);
+            }
+        }
+        if self.free_takers.is_empty() {
+            let Inner {
+                handed,
+                takers,
+                free_takers,
+                ..
+            } = self;
+            handed.retain(|&k| {
+                let drained = takers[k].cell().state() == DRAINED;
+                if drained {
+                    free_takers.push(k);
+                }
+                !drained
+            });
+        }
+        self.free_takers.pop()
+    }
+
+    /// Parks a receive woken through `waker` in a taker; returns its key. A
+    /// task's waker the taker kept is reused when it wakes the same task
+    /// ("Kept wakers").
+    fn park_taker(&mut self, waker: &Waker, cells: &[AtomicPtr<TakerCell<T>>]) -> usize {
+        let k = match self.reuse_taker() {
             Some(k) => k,
             None => {
-                self.takers.push(Taker {
-                    slot: None,
-                    waker: None,
-                    state: TakerState::Free,
-                });
-                self.takers.len() - 1
+                let t = Taker::new();
+                let k = self.takers.len();
+                if let Some(mirror) = cells.get(k) {
+                    // Release: the cell's initialisation happens before a
+                    // lock-free reader's Acquire load of its address.
+                    mirror.release_store(t.cell.as_ptr());
+                }
+                self.takers.push(t);
+                k
             }
         };
         let t = &mut self.takers[k];
-        debug_assert_eq!(t.state, TakerState::Free);
         keep_or_clone(&mut t.waker, waker);
-        t.state = TakerState::Waiting;
+        t.cell().state.store(WAITING, Ordering::Relaxed);
         self.takers_waiting.push_back(k);
         k
     }
@@ -333,6 +465,10 @@ pub(crate) struct Channel<T> {
     /// The generations of slots `0..MIRRORED`, written under the lock and
     /// read without it (module docs, "Taken without the lock").
     gens: Box<[AtomicUsize]>,
+    /// The cells of takers `0..MIRRORED`, stored under the lock when the
+    /// taker is made and read without it by its owner (module docs,
+    /// "Drained without the lock").
+    cells: Box<[AtomicPtr<TakerCell<T>>]>,
 }
 
 impl<T> Channel<T> {
@@ -345,9 +481,13 @@ impl<T> Channel<T> {
                 takers: Vec::new(),
                 free_takers: Vec::new(),
                 takers_waiting: VecDeque::new(),
+                handed: Vec::new(),
                 closed: false,
             }),
             gens: (0..MIRRORED).map(|_| AtomicUsize::new(0)).collect(),
+            cells: (0..MIRRORED)
+                .map(|_| AtomicPtr::new(ptr::null_mut()))
+                .collect(),
         }
     }
 
@@ -460,12 +600,16 @@ impl<T> Channel<T> {
         waker: &Waker,
         may_park: bool,
     ) -> Poll<Result<T, RecvError>> {
+        if let Some(k) = *key {
+            if let Some(v) = self.drain_unlocked(k) {
+                *key = None;
+                return Poll::Ready(Ok(v));
+            }
+        }
         let (got, sender) = {
             let mut g = self.inner.lock();
             if let Some(k) = *key {
-                if g.takers[k].state == TakerState::Filled {
-                    let v = g.takers[k].slot.take().expect("filled taker holds a value");
-                    g.release_taker(k);
+                if let Some(v) = g.takers[k].cell().drain() {
                     *key = None;
                     return Poll::Ready(Ok(v));
                 }
@@ -491,7 +635,7 @@ impl<T> Channel<T> {
                     match *key {
                         Some(k) => keep_or_clone(&mut g.takers[k].waker, waker),
                         None if !may_park => {}
-                        None => *key = Some(g.park_taker(waker)),
+                        None => *key = Some(g.park_taker(waker, &self.cells)),
                     }
                     return Poll::Pending;
                 }
@@ -503,20 +647,31 @@ impl<T> Channel<T> {
         Poll::Ready(got)
     }
 
+    /// The owner's take of taker `k`'s value without the lock, if `k` is
+    /// mirrored and filled ("Drained without the lock").
+    #[inline(always)]
+    fn drain_unlocked(&self, k: usize) -> Option<T> {
+        // Acquire: pairs with `park_taker`'s store of the address.
+        let cell = self.cells.get(k)?.load(Ordering::Acquire);
+        // SAFETY: `k` is a taker the caller parked, so its cell was made and
+        // its address stored before (under the lock the caller held); the
+        // cell lives as long as the channel, which `&self` borrows.
+        unsafe { cell.as_ref() }?.drain()
+    }
+
     /// Gives up the receive parked as taker `k`. A value a sender already
     /// put there is not lost: it goes to the next waiting taker, or first in
     /// line as an orphan offer.
     pub(crate) fn cancel_take(&self, k: usize) {
         let woken = {
             let mut g = self.inner.lock();
-            let v = match g.takers[k].state {
-                TakerState::Filled => g.takers[k].slot.take(),
-                _ => {
-                    g.unqueue_taker(k);
-                    None
-                }
-            };
-            g.release_taker(k);
+            // Filled: drained here (reclaimed later from `handed`); else
+            // still waiting.
+            let v = g.takers[k].cell().drain();
+            if v.is_none() {
+                g.unqueue_taker(k);
+                g.release_taker(k);
+            }
             match v.map(|v| g.give(v)) {
                 Some(Ok(w)) => w,
                 Some(Err(v)) => {
