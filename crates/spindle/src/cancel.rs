@@ -107,11 +107,24 @@ impl CancellationToken {
     }
 }
 
-fn cancel_node(node: &Node) {
+/// Cancels `root` and every token below it, depth first through a list of
+/// its own, not the call stack: a chain of child tokens may be any depth.
+fn cancel_node(root: &Node) {
+    let mut todo = cancel_one(root);
+    while let Some(child) = todo.pop() {
+        if let Some(c) = child.upgrade() {
+            todo.extend(cancel_one(&c));
+        }
+    }
+}
+
+/// Cancels one node (unless it already was) and wakes its waiters; returns
+/// its children, to cancel next.
+fn cancel_one(node: &Node) -> Vec<Weak<Node>> {
     let (wakers, children) = {
         let mut w = lock(&node.inner);
         if node.cancelled.swap(true, AcqRel) {
-            return;
+            return Vec::new();
         }
         w.free.clear();
         (
@@ -122,11 +135,7 @@ fn cancel_node(node: &Node) {
     for waker in wakers.into_iter().flatten() {
         waker.wake();
     }
-    for child in children {
-        if let Some(c) = child.upgrade() {
-            cancel_node(&c);
-        }
-    }
+    children
 }
 
 /// The future of [`CancellationToken::cancelled`].
@@ -183,4 +192,29 @@ impl Drop for Cancelled<'_> {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chain of child tokens far deeper than a small stack could recurse
+    /// through is cancelled from its root, on a thread with a 64 KiB stack.
+    #[test]
+    fn deep_chain_cancels_without_recursion() {
+        let depth = if cfg!(miri) { 1_000 } else { 200_000 };
+        let root = CancellationToken::new();
+        let mut chain = vec![root.clone()];
+        for _ in 0..depth {
+            let child = chain.last().unwrap().child_token();
+            chain.push(child);
+        }
+        std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(move || root.cancel())
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(chain.iter().all(CancellationToken::is_cancelled));
+    }
 }
