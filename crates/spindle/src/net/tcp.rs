@@ -86,7 +86,14 @@ impl TcpListener {
             .poll_io(Direction::Read, cx, || self.inner.accept())
             .map(|r| {
                 let (stream, peer) = r?;
-                Ok((TcpStream::from_std(stream)?, peer))
+                // A stream the driver refused is dropped (closed): say whose.
+                let stream = TcpStream::from_std(stream).map_err(|e| {
+                    context(
+                        e,
+                        format_args!("could not register the connection from {peer}, closed it"),
+                    )
+                })?;
+                Ok((stream, peer))
             })
     }
 
