@@ -183,6 +183,23 @@ impl Supervised {
         self.graph.actor_done();
     }
 
+    /// A start or a run failed (no run future is left): wait out the
+    /// backoff as `Restarting`, or finish as failed when the budget is
+    /// spent. Returns whether the actor is done.
+    fn after_failure(&mut self, why: String) -> bool {
+        match self.on_failure(why) {
+            Some(d) => {
+                self.cell.set_status(ActorStatus::Restarting);
+                self.phase = Phase::Backoff(time::sleep(d));
+                false
+            }
+            None => {
+                self.finish(ActorStatus::Failed);
+                true
+            }
+        }
+    }
+
     /// A run failed (its future is already dropped). Returns the backoff
     /// before the restart, or `None` when the budget is spent.
     fn on_failure(&mut self, why: String) -> Option<Duration> {
@@ -248,10 +265,8 @@ impl Future for Supervised {
                         }
                         Err(p) => {
                             let why = format!("panicked while starting: {}", panic_message(&*p));
-                            this.phase = Phase::Done;
-                            match this.on_failure(why) {
-                                Some(d) => this.phase = Phase::Backoff(time::sleep(d)),
-                                None => this.finish(ActorStatus::Failed),
+                            if this.after_failure(why) {
+                                return Poll::Ready(());
                             }
                         }
                     }
@@ -278,15 +293,8 @@ impl Future for Supervised {
                     // to their handles before the failure is looked at.
                     let old = std::mem::replace(&mut this.phase, Phase::Done);
                     let _ = catch_unwind(AssertUnwindSafe(move || drop(old)));
-                    match this.on_failure(why) {
-                        Some(d) => {
-                            this.cell.set_status(ActorStatus::Restarting);
-                            this.phase = Phase::Backoff(time::sleep(d));
-                        }
-                        None => {
-                            this.finish(ActorStatus::Failed);
-                            return Poll::Ready(());
-                        }
+                    if this.after_failure(why) {
+                        return Poll::Ready(());
                     }
                 }
                 Phase::Backoff(s) => {

@@ -257,6 +257,44 @@ fn an_error_return_and_a_panic_at_start_are_failures_too() {
     }
 }
 
+#[test]
+fn a_panic_at_start_shows_restarting_during_its_backoff() {
+    for (name, rt) in runtimes() {
+        let mut g = Graph::new("start");
+        let (tx, rx) = g.channel::<u64>("c").capacity(4).build();
+        let runs = Arc::new(AtomicU32::new(0));
+        let r = runs.clone();
+        let policy = RestartPolicy::new().backoff(Duration::from_secs(60), Duration::from_secs(60));
+        g.actor("flaky").writes(&tx).restart(policy).run(move |_| {
+            let run = r.fetch_add(1, Ordering::SeqCst);
+            assert!(run != 0, "panic while building the run");
+            let tx = tx.clone();
+            async move {
+                tx.lock()?.send(1).await.unwrap();
+                Ok::<(), PortError>(())
+            }
+        });
+        let seen = ActorState::new(Seen::default());
+        let s = seen.clone();
+        g.actor("sink")
+            .reads(&rx)
+            .run(move |ctx| common::sink(ctx, rx.clone(), s.clone()));
+        let running = g.start(rt.handle()).unwrap();
+        // Inside block_on, so that the current-thread runtime runs the graph.
+        rt.block_on(spindle::time::timeout(Duration::from_secs(10), async {
+            while running.report().actor("flaky").unwrap().status != ActorStatus::Restarting {
+                spindle::time::sleep(Duration::from_millis(2)).await;
+            }
+        }))
+        .expect("a start that panicked shows `restarting` for its 60 s backoff");
+        assert_eq!(runs.load(Ordering::SeqCst), 1, "{name}");
+        running.request_shutdown();
+        let report = rt.block_on(running.wait_stopped(Duration::from_secs(10)));
+        assert!(report.held_out().is_empty(), "{name}: {report}");
+        assert_eq!(seen.take().unwrap().values, [1], "{name}: {report}");
+    }
+}
+
 /// Peeks runs of up to 8 messages. Whole runs: checks the run with `fail`
 /// before forwarding any, then commits it. Stepwise: commits each message
 /// of the run as it forwards it, so a failure comes with the rest of the
