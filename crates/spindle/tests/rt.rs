@@ -1260,3 +1260,60 @@ fn yielding_inside_a_large_join_all_lets_other_tasks_run() {
         t.join().unwrap();
     }
 }
+
+rt_test! {
+    /// A task's unread output (its handle dropped) is dropped by the worker
+    /// that completes it; a panic in that drop stays there: the runtime
+    /// goes on running tasks.
+    fn a_panic_dropping_an_unread_output_stays_in_its_task() {
+        struct Bomb;
+        impl Drop for Bomb {
+            fn drop(&mut self) {
+                panic!("the output's drop panicked");
+            }
+        }
+        let gate = Gate::new();
+        let g = gate.clone();
+        let h = spindle::spawn(async move {
+            g.wait().await;
+            Bomb
+        });
+        drop(h);
+        gate.open();
+        for i in 0..100u32 {
+            assert_eq!(spindle::spawn(async move { i }).await.unwrap(), i);
+        }
+    }
+}
+
+rt_test! {
+    /// A foreign executor's waker on a `JoinHandle` is woken by the worker
+    /// that completes the task; a panic in that wake stays there, and the
+    /// output is still there to read.
+    fn a_join_waker_that_panics_does_not_take_the_worker_down() {
+        use std::future::Future;
+        use std::pin::Pin;
+        use std::task::{Context, Poll, Wake, Waker};
+        struct PanicWake;
+        impl Wake for PanicWake {
+            fn wake(self: Arc<Self>) {
+                panic!("the foreign waker panicked");
+            }
+        }
+        let gate = Gate::new();
+        let g = gate.clone();
+        let mut h = spindle::spawn(async move {
+            g.wait().await;
+            7u32
+        });
+        let w = Waker::from(Arc::new(PanicWake));
+        assert!(Pin::new(&mut h).poll(&mut Context::from_waker(&w)).is_pending());
+        gate.open();
+        common::until(|| h.is_finished()).await;
+        let noop = Context::from_waker(Waker::noop());
+        assert!(matches!(Pin::new(&mut h).poll(&mut { noop }), Poll::Ready(Ok(7))));
+        for i in 0..100u32 {
+            assert_eq!(spindle::spawn(async move { i }).await.unwrap(), i);
+        }
+    }
+}

@@ -498,7 +498,10 @@ impl<F: Future, S: Schedule> Harness<F, S> {
             self.cell().join_waker.with(|p| {
                 // SAFETY: read-only access, no writer can exist now.
                 if let Some(w) = unsafe { &*p } {
-                    w.wake_by_ref();
+                    // A foreign executor's waker may panic: the panic stays
+                    // here, so that the reference below is still released
+                    // and the worker goes on (the output stays readable).
+                    let _ = catch_unwind(AssertUnwindSafe(|| w.wake_by_ref()));
                 }
             });
         }
