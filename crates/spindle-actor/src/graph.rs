@@ -21,6 +21,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::task::Waker;
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 use crate::actor::{ActorCell, RunMode};
@@ -271,7 +272,19 @@ impl Graph {
     /// Checks the wiring, binds the telemetry server if asked, and starts
     /// every actor: tasks and teams on `rt`, own-thread actors on their
     /// threads. Nothing runs if this returns an error.
-    pub fn start(mut self, rt: &spindle::Handle) -> Result<RunningGraph, GraphError> {
+    pub fn start(self, rt: &spindle::Handle) -> Result<RunningGraph, GraphError> {
+        self.start_with(rt, |name, run| {
+            std::thread::Builder::new().name(name).spawn(run)
+        })
+    }
+
+    /// [`Graph::start`], with own-thread actors' threads made by `spawn`
+    /// (the tests' way to refuse one).
+    fn start_with(
+        mut self,
+        rt: &spindle::Handle,
+        mut spawn: impl FnMut(String, Box<dyn FnOnce() + Send>) -> std::io::Result<JoinHandle<()>>,
+    ) -> Result<RunningGraph, GraphError> {
         self.check()?;
         let server = match &self.telemetry {
             Some(cfg) => Some(telemetry::bind(cfg)?),
@@ -315,19 +328,34 @@ impl Graph {
         }
         let telemetry = server.map(|s| telemetry::serve(s, shared.clone()));
         let mut joins = Vec::new();
-        for s in threads {
+        let mut threads = threads.into_iter();
+        while let Some(s) = threads.next() {
             let name = format!("actor-{}", s.actor_name());
             let actor = s.actor_name().to_string();
-            let spawned = std::thread::Builder::new().name(name).spawn(move || {
-                let rt = spindle::Builder::new_current_thread()
-                    .build()
-                    .expect("current-thread runtime");
-                rt.block_on(s);
-            });
+            let spawned = spawn(
+                name,
+                Box::new(move || {
+                    let rt = spindle::Builder::new_current_thread()
+                        .build()
+                        .expect("current-thread runtime");
+                    rt.block_on(s);
+                }),
+            );
             match spawned {
                 Ok(j) => joins.push(j),
                 Err(e) => {
+                    // Keep the promise that nothing runs: ask the started
+                    // actors to stop, drop the rest unstarted (which retires
+                    // their ends, so no started actor waits on them), and
+                    // wait for the started threads and the server to end.
                     shared.request_shutdown("an actor thread could not start");
+                    drop((threads, teams, tasks));
+                    for j in joins {
+                        let _ = j.join();
+                    }
+                    if let Some(server) = telemetry {
+                        server.stop();
+                    }
                     return Err(GraphError::Thread {
                         actor,
                         reason: e.to_string(),
@@ -562,5 +590,64 @@ impl Drop for ActorBuilder<'_> {
                 actor: self.name.clone(),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PortError;
+
+    /// An own-thread actor whose thread cannot start fails `start`, and
+    /// the own-thread actor started before it has ended by the time
+    /// `start` returns, though its writer never ran.
+    #[test]
+    fn a_refused_thread_fails_start_and_leaves_nothing_running() {
+        let rt = spindle::Builder::new_multi_thread()
+            .workers(1)
+            .build()
+            .unwrap();
+        let mut g = Graph::new("refused");
+        let (tx, rx) = g.channel::<u64>("c").capacity(4).build();
+        let ended = Arc::new(AtomicBool::new(false));
+        let e = ended.clone();
+        g.actor("reader").reads(&rx).own_thread().run(move |_| {
+            let (rx, e) = (rx.clone(), e.clone());
+            async move {
+                let mut r = rx.lock()?;
+                while r.take().await.is_some() {}
+                e.store(true, Ordering::SeqCst);
+                Ok::<(), PortError>(())
+            }
+        });
+        g.actor("writer").writes(&tx).own_thread().run(move |_| {
+            let tx = tx.clone();
+            async move {
+                tx.lock()?.send(1).await.unwrap();
+                Ok::<(), PortError>(())
+            }
+        });
+        let mut threads = 0;
+        let started = g.start_with(rt.handle(), |name, run| {
+            threads += 1;
+            if threads == 1 {
+                std::thread::Builder::new().name(name).spawn(run)
+            } else {
+                Err(std::io::Error::other("refused by the test"))
+            }
+        });
+        match started {
+            Err(GraphError::Thread { actor, reason }) => {
+                assert_eq!(
+                    (actor.as_str(), reason.as_str()),
+                    ("writer", "refused by the test")
+                );
+            }
+            other => panic!("expected a thread error, got {other:?}"),
+        }
+        assert!(
+            ended.load(Ordering::SeqCst),
+            "the started reader still ran after start returned"
+        );
     }
 }
