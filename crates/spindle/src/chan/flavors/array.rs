@@ -43,9 +43,12 @@
 //! A slot holds its message first, then its stamp. Messages of
 //! [`LINED_FROM`] bytes or more get slots that start on a cache line
 //! ([`Lined`]), so that each message does too: the copies in and out of
-//! the ring then move whole 64-byte vectors (payload_256 and payload_1024
-//! ~4 % faster, `docs/profiles.md`). Smaller messages stay packed, a slot
-//! right after the other, where padding would cost more lines than it saves.
+//! the ring then start on a line, and move whole 64-byte vectors when the
+//! message's size is a multiple of 64 (payload_256 and payload_1024 ~3 %
+//! faster, `docs/profiles.md`). The price is padding up to the next line: a
+//! 128-byte message's slot takes 192 bytes instead of 136. Smaller messages
+//! stay packed, a slot right after the other, where padding would cost more
+//! lines than it saves.
 //!
 //! # Ordering contract
 //! - `stamp` Release stores (after writing / after reading the value) pair with
@@ -82,6 +85,7 @@
 //! ran 19 ns a message that way and 12 ns from the guess (Intel Xeon VM,
 //! 2026-11-26; chan_single 21.1 -> 14.3 ns a message).
 
+use std::marker::PhantomData;
 use std::mem::{size_of, MaybeUninit};
 use std::ptr::{self, NonNull};
 
@@ -205,6 +209,8 @@ struct Lined<T>(Slot<T>);
 struct Slots<T> {
     first: NonNull<Slot<T>>,
     cap: usize,
+    /// Owns the slots, as the box it was made from did.
+    _owns: PhantomData<Slot<T>>,
 }
 
 impl<T> Slots<T> {
@@ -218,7 +224,11 @@ impl<T> Slots<T> {
             let b: Box<[Slot<T>]> = (0..cap as u64).map(Slot::new).collect();
             NonNull::from(Box::leak(b)).cast()
         };
-        Slots { first, cap }
+        Slots {
+            first,
+            cap,
+            _owns: PhantomData,
+        }
     }
 
     /// Slot `index`, below `cap`.
@@ -241,7 +251,7 @@ impl<T> Slots<T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 impl<T> Slots<T> {
     /// Slot `index`, bounds checked.
     fn get(&self, index: usize) -> &Slot<T> {

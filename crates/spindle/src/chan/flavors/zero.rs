@@ -102,8 +102,9 @@ use crate::loom::{AtomicPtr, AtomicUsize, Ordering, ReleaseStore, UnsafeCell};
 use crate::task::{is_task_waker, notify_in_place, InPlace, Submit};
 
 /// Offer slots below this key mirror their generation in an atomic a sender
-/// reads without the lock (module docs). Small under loom, so that the
-/// models run both the lock-free check and the locked one.
+/// reads without the lock, and takers below it their cell's address, which
+/// a receive reads without the lock (module docs). Small under loom, so
+/// that the models run both the lock-free paths and the locked ones.
 #[cfg(not(loom))]
 const MIRRORED: usize = 64;
 #[cfg(loom)]
@@ -249,6 +250,8 @@ struct Inner<T> {
     takers_waiting: VecDeque<usize>,
     /// Takers `FILLED` or `DRAINED`, oldest first ([`TakerCell`]).
     handed: Vec<usize>,
+    /// `handed`'s length at which `reuse_taker` next sweeps it.
+    sweep_at: usize,
     closed: bool,
 }
 
@@ -341,9 +344,9 @@ impl<T> Inner<T> {
         Some((v, wakeup))
     }
 
-    /// Frees taker `k`, unqueued from `takers_waiting` or `handed`, its
-    /// value gone. A task's waker stays for the next receive parked there
-    /// ("Kept wakers").
+    /// Frees taker `k`, its receive's own (`WAITING`, unqueued from
+    /// `takers_waiting`). A task's waker stays for the next receive parked
+    /// there ("Kept wakers").
     fn release_taker(&mut self, k: usize) {
         let t = &mut self.takers[k];
         t.cell().state.store(FREE, Ordering::Relaxed);
@@ -355,8 +358,10 @@ impl<T> Inner<T> {
 
     /// A taker for a new parked receive: the last one handed if its owner
     /// drained it (in a receive loop, the same task's previous taker, its
-    /// waker kept); else a free one, sweeping every drained taker out of
-    /// `handed` first when none is free; else a new one.
+    /// waker kept); else a free one, after sweeping the drained takers out
+    /// of `handed` when none is free and `handed` has doubled since the
+    /// last sweep (so sweeps cost O(1) a give, amortized, however many
+    /// filled takers wait to be drained); else none (make a new one).
     fn reuse_taker(&mut self) -> Option<usize> {
         if let Some(&k) = self.handed.last() {
             if self.takers[k].cell().state() == DRAINED {
@@ -364,7 +369,7 @@ impl<T> Inner<T> {
                 return Some(k);
             }
         }
-        if self.free_takers.is_empty() {
+        if self.free_takers.is_empty() && self.handed.len() >= self.sweep_at {
             let Inner {
                 handed,
                 takers,
@@ -372,12 +377,15 @@ impl<T> Inner<T> {
                 ..
             } = self;
             handed.retain(|&k| {
-                let drained = takers[k].cell().state() == DRAINED;
+                let cell = takers[k].cell();
+                let drained = cell.state() == DRAINED;
                 if drained {
+                    cell.state.store(FREE, Ordering::Relaxed);
                     free_takers.push(k);
                 }
                 !drained
             });
+            self.sweep_at = 2 * self.handed.len() + 8;
         }
         self.free_takers.pop()
     }
@@ -482,6 +490,7 @@ impl<T> Channel<T> {
                 free_takers: Vec::new(),
                 takers_waiting: VecDeque::new(),
                 handed: Vec::new(),
+                sweep_at: 0,
                 closed: false,
             }),
             gens: (0..MIRRORED).map(|_| AtomicUsize::new(0)).collect(),
@@ -726,5 +735,59 @@ impl<T> Channel<T> {
     /// Offers waiting to be taken.
     pub(crate) fn len(&self) -> usize {
         self.inner.lock().queue.len()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Many receives parked at once and each given a value, round after
+    /// round, with the receive given the last value drained only after the
+    /// next round's receives have parked (so the last taker handed is
+    /// still filled when they look): the drained takers are swept back
+    /// into use, and the channel's takers stay within a small multiple of
+    /// the receives.
+    #[test]
+    fn drained_takers_behind_a_filled_one_are_reused() {
+        const RECEIVES: usize = 40;
+        let ch = Channel::<usize>::new();
+        let waker = Waker::noop();
+        let mut keys = vec![None; RECEIVES];
+        let mut late: Option<(usize, usize)> = None; // (receive, its value)
+        let mut next = 0;
+        for round in 0..50 {
+            let mut parked = Vec::new();
+            for (i, key) in keys.iter_mut().enumerate() {
+                if key.is_none() {
+                    assert!(ch.poll_take(key, waker, true).is_pending());
+                    parked.push(i);
+                }
+            }
+            if let Some((i, v)) = late.take() {
+                assert!(
+                    matches!(ch.poll_take(&mut keys[i], waker, true), Poll::Ready(Ok(got)) if got == v)
+                );
+            }
+            // Gives go to the oldest waiting taker first: park order.
+            let given: Vec<(usize, usize)> = parked.iter().map(|&i| (i, next + i)).collect();
+            for &(_, v) in &given {
+                assert!(matches!(ch.send(v, waker, false), SendState::Given));
+            }
+            next += 1000;
+            let (last, rest) = given.split_last().unwrap();
+            for &(i, v) in rest {
+                match ch.poll_take(&mut keys[i], waker, true) {
+                    Poll::Ready(Ok(got)) => assert_eq!(got, v, "round {round}"),
+                    other => panic!("receive {i} of round {round}: {other:?}"),
+                }
+            }
+            late = Some(*last);
+        }
+        let takers = ch.inner.lock().takers.len();
+        assert!(
+            takers <= 2 * RECEIVES + 8,
+            "{takers} takers for {RECEIVES} receives"
+        );
     }
 }
