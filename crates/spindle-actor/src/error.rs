@@ -43,6 +43,8 @@ pub enum GraphError {
     NonLoopbackTelemetry { addr: SocketAddr },
     /// The telemetry server could not bind its address (in use, say).
     TelemetryBind { addr: SocketAddr, reason: String },
+    /// The telemetry server's thread could not be started.
+    TelemetryThread { reason: String },
     /// Ctrl-C handling could not be installed.
     CtrlC { reason: String },
     /// The actor thread of a `on_own_thread` actor could not be started.
@@ -99,6 +101,9 @@ impl fmt::Display for GraphError {
             ),
             GraphError::TelemetryBind { addr, reason } => {
                 write!(f, "telemetry server cannot bind {addr}: {reason}")
+            }
+            GraphError::TelemetryThread { reason } => {
+                write!(f, "cannot start the telemetry server's thread: {reason}")
             }
             GraphError::CtrlC { reason } => {
                 write!(f, "cannot install the Ctrl-C handler: {reason}")

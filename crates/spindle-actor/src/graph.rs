@@ -326,7 +326,10 @@ impl Graph {
                 RunMode::OwnThread => threads.push(s),
             }
         }
-        let telemetry = server.map(|s| telemetry::serve(s, shared.clone()));
+        let telemetry = match server {
+            Some(s) => Some(telemetry::serve(s, shared.clone())?),
+            None => None,
+        };
         let mut joins = Vec::new();
         let mut threads = threads.into_iter();
         while let Some(s) = threads.next() {

@@ -29,6 +29,6 @@ impl TelemetryServer {
     }
 }
 
-pub(crate) fn serve(bound: Bound, _graph: Arc<GraphShared>) -> TelemetryServer {
+pub(crate) fn serve(bound: Bound, _graph: Arc<GraphShared>) -> Result<TelemetryServer, GraphError> {
     match bound {}
 }

@@ -86,14 +86,16 @@ impl TelemetryServer {
 }
 
 /// Starts the server thread for `graph`.
-pub(crate) fn serve(bound: Bound, graph: Arc<GraphShared>) -> TelemetryServer {
+pub(crate) fn serve(bound: Bound, graph: Arc<GraphShared>) -> Result<TelemetryServer, GraphError> {
     let (stop, stopped) = chan::bounded(1);
     let Bound { rt, listener, addr } = bound;
     let thread = std::thread::Builder::new()
         .name("spindle-telemetry".into())
         .spawn(move || rt.block_on(accept_and_sample(listener, graph, stopped)))
-        .expect("cannot start the telemetry thread");
-    TelemetryServer { addr, stop, thread }
+        .map_err(|e| GraphError::TelemetryThread {
+            reason: e.to_string(),
+        })?;
+    Ok(TelemetryServer { addr, stop, thread })
 }
 
 /// The server's main task: samples on time, accepts until stopped.
