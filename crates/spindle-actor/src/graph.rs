@@ -596,7 +596,7 @@ impl Drop for ActorBuilder<'_> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use crate::PortError;
