@@ -362,6 +362,7 @@ impl Runtime {
         match &self.handle.inner {
             HandleInner::Multi(_) => {
                 let _enter = self.enter();
+                let _inside = sched::BlockOnGuard::enter();
                 sched::park::block_on_thread(future)
             }
             HandleInner::Current(shared) => current_thread::block_on(shared, future),
@@ -384,6 +385,10 @@ impl Runtime {
     }
 
     /// Makes `spindle::spawn` on this thread use this runtime until the guard drops.
+    ///
+    /// On a thread that runs a runtime's tasks (inside a task, or inside a
+    /// current-thread `block_on`), that runtime stays the current one:
+    /// spawn onto another through its [`Handle`] instead.
     pub fn enter(&self) -> EnterGuard {
         self.handle.enter()
     }
@@ -437,16 +442,23 @@ impl Runtime {
                     }
                     left.extend(threads.into_iter().filter_map(|t| join_until(t, deadline)));
                 }
-                let blocking_stopped = shared.blocking.shut_down(deadline);
                 if left.is_empty() {
+                    // Tasks go before the blocking jobs are waited for: a
+                    // job may wait on a task (a `recv_blocking` on a channel
+                    // an idle task holds the sender of), which only its
+                    // cancellation ends. No job polls a task here (a
+                    // multi-thread `block_on` runs its own future only).
                     shared.cancel_all();
-                    return blocking_stopped;
+                    return shared.blocking.shut_down(deadline);
                 }
-                // A worker is stuck in a poll. Cancelling the tasks left
-                // while it may still poll one would race it (a task going
-                // idle for the first time hands its poller's reference to
-                // the registry, which closing would drop); the tasks are
-                // cancelled once every thread has stopped, by a reaper.
+                // A worker is stuck in a poll: not every thread stopped,
+                // whatever the pool's threads do.
+                shared.blocking.shut_down(deadline);
+                // Cancelling the tasks left while it may still poll one
+                // would race it (a task going idle for the first time hands
+                // its poller's reference to the registry, which closing
+                // would drop); the tasks are cancelled once every thread
+                // has stopped, by a reaper.
                 let reaper = std::thread::Builder::new()
                     .name("spindle-reaper".into())
                     .spawn(move || {
@@ -462,6 +474,12 @@ impl Runtime {
                 false
             }
             HandleInner::Current(shared) => {
+                // Blocking jobs first here: one may be inside the runtime's
+                // `block_on` (`Handle::block_on` from a job drives the core
+                // and polls tasks), and tasks are not cancelled under a
+                // poller. So a job that waits on a task of this runtime
+                // (a `recv_blocking` whose sender an idle task holds) keeps
+                // the drop waiting; the multi-thread flavour has no such case.
                 let stopped = shared.blocking.shut_down(deadline);
                 shared.shutdown();
                 stopped

@@ -128,6 +128,38 @@ fn shutdown_cancels_queued_jobs_and_waits_for_running_ones() {
     assert!(err.is_cancelled(), "{err}");
 }
 
+/// A blocking job draining a channel whose sender an idle task holds: the
+/// drop of a multi-thread runtime cancels the task (closing the channel)
+/// before it waits for the job, so the drop returns.
+#[test]
+fn drop_cancels_the_tasks_a_blocking_job_waits_on() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .build()
+        .unwrap();
+    let (tx, rx) = spindle::chan::bounded::<u32>(4);
+    drop(rt.spawn(async move {
+        tx.send(1).await.unwrap();
+        std::future::pending::<()>().await; // holds `tx` until cancelled
+    }));
+    let drained = rt.spawn_blocking_for_test(move || {
+        let mut got = Vec::new();
+        while let Ok(v) = rx.recv_blocking() {
+            got.push(v);
+        }
+        got
+    });
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        drop(rt);
+        done_tx.send(()).unwrap();
+    });
+    done_rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("dropping the runtime returned (it waited on a job that waited on a task)");
+    assert_eq!(futures_block(drained).unwrap(), [1]);
+}
+
 trait SpawnBlockingForTest {
     fn spawn_blocking_for_test<R: Send + 'static>(
         &self,

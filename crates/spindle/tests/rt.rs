@@ -1317,3 +1317,67 @@ rt_test! {
         }
     }
 }
+
+/// `block_on` is refused only where it would stall tasks (a worker, another
+/// `block_on`), not inside `Runtime::enter` or a blocking job, whose
+/// threads merely know their runtime.
+#[test]
+fn block_on_inside_enter_or_a_blocking_job_runs() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .build()
+        .unwrap();
+    {
+        let _entered = rt.enter();
+        assert_eq!(rt.block_on(async { 5 }), 5);
+    }
+    let other = spindle::Builder::new_current_thread().build().unwrap();
+    let job = rt
+        .handle()
+        .spawn_blocking(move || other.block_on(async { 7 }));
+    assert_eq!(rt.block_on(job).unwrap(), 7);
+    let nested = rt.block_on(async {
+        std::panic::catch_unwind(|| {
+            let inner = spindle::Builder::new_current_thread().build().unwrap();
+            inner.block_on(async {})
+        })
+    });
+    assert!(nested.is_err(), "a block_on inside a block_on is refused");
+}
+
+/// A chain of idle tasks, each holding the sender its successor waits on:
+/// shutdown's cancellation of the first wakes the second, and so on down
+/// the chain. They are cancelled one after the other, not each inside its
+/// predecessor's destructor: the runtime is dropped on a thread with a
+/// small stack.
+#[test]
+fn shutdown_cancels_a_long_wake_chain_without_recursing() {
+    const N: usize = 20_000;
+    for (flavour, rt) in common::flavours() {
+        let (first_tx, mut rx) = spindle::chan::bounded::<u8>(1);
+        let parked = Arc::new(AtomicUsize::new(0));
+        for _ in 0..N {
+            let (tx, next_rx) = spindle::chan::bounded::<u8>(1);
+            let parked = parked.clone();
+            let my_rx = std::mem::replace(&mut rx, next_rx);
+            drop(rt.spawn(async move {
+                let _tx = tx; // its drop closes the successor's channel
+                parked.fetch_add(1, SeqCst);
+                let _ = my_rx.recv().await;
+            }));
+        }
+        // Every task parks on its receive before the runtime goes.
+        rt.block_on(async {
+            while parked.load(SeqCst) < N {
+                spindle::time::sleep(Duration::from_millis(1)).await;
+            }
+        });
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || drop(rt))
+            .unwrap()
+            .join()
+            .unwrap_or_else(|_| panic!("{flavour}: dropping the runtime panicked"));
+        drop((first_tx, rx));
+    }
+}

@@ -43,6 +43,7 @@ pub(crate) enum CoreRef {
 thread_local! {
     static CORE: Cell<CoreRef> = const { Cell::new(CoreRef::None) };
     static HANDLE: RefCell<Option<Handle>> = const { RefCell::new(None) };
+    static IN_BLOCK_ON: Cell<bool> = const { Cell::new(false) };
 }
 
 // Loom runs its threads on one OS thread: their locals must be loom's.
@@ -50,6 +51,7 @@ thread_local! {
 loom::thread_local! {
     static CORE: Cell<CoreRef> = Cell::new(CoreRef::None);
     static HANDLE: RefCell<Option<Handle>> = RefCell::new(None);
+    static IN_BLOCK_ON: Cell<bool> = Cell::new(false);
 }
 
 pub(crate) fn current_core() -> CoreRef {
@@ -68,6 +70,24 @@ impl CoreGuard {
 impl Drop for CoreGuard {
     fn drop(&mut self) {
         let _ = CORE.try_with(|c| c.set(self.0));
+    }
+}
+
+/// Marks this thread as inside a multi-thread `block_on` for the guard's
+/// life, so that a nested one is refused (`assert_not_in_runtime`). Not
+/// `HANDLE`: that one is also set by `Runtime::enter` and on blocking-pool
+/// threads, where a `block_on` is fine.
+pub(crate) struct BlockOnGuard(bool);
+
+impl BlockOnGuard {
+    pub(crate) fn enter() -> BlockOnGuard {
+        BlockOnGuard(IN_BLOCK_ON.with(|b| b.replace(true)))
+    }
+}
+
+impl Drop for BlockOnGuard {
+    fn drop(&mut self) {
+        let _ = IN_BLOCK_ON.try_with(|b| b.set(self.0));
     }
 }
 
@@ -194,6 +214,10 @@ impl Handle {
     }
 
     /// Makes `spawn` on this thread go to this runtime until the guard drops.
+    ///
+    /// On a thread that runs a runtime's tasks (inside a task, or inside a
+    /// current-thread `block_on`), that runtime stays the current one:
+    /// spawn onto another through its `Handle` instead.
     pub fn enter(&self) -> EnterGuard {
         enter(self.clone())
     }
@@ -274,25 +298,39 @@ pub(crate) fn current_driver() -> Option<(hook::Hook<driver::Driver>, usize)> {
     }
 }
 
-/// Shutdown's last step, once no worker runs: closes the registry and the
-/// injector and cancels what they held. Cancelling runs destructors that may
-/// wake other tasks; those land in the closed injector and are cancelled on
-/// the spot, so one more round finds both empty.
+/// Shutdown's last step, once no worker runs: closes the registry and
+/// cancels the idle tasks it held, then cancels what the injector holds,
+/// and closes the injector last.
+///
+/// Cancelling runs destructors that may wake other tasks (the last sender
+/// of a channel dropped, a join waker). The injector is still open while
+/// they run, so a woken task is queued there and cancelled by this loop,
+/// one after the other. Were it closed, the wake would cancel the woken
+/// task on the spot, inside the destructor that woke it, and a chain of
+/// such tasks would recurse once per link (a stack overflow for a long
+/// pipeline; found by review). Nothing runs queued tasks meanwhile: no
+/// worker is left. Tasks woken after the close (from another thread) are
+/// cancelled on the spot; one more round finds everything empty.
 pub(crate) fn cancel_remaining(
     registry: &crate::task::registry::Registry,
     inject: &inject::Inject,
 ) {
     loop {
         let idle = registry.close();
-        let queued = inject.close();
-        if idle.is_empty() && queued.is_empty() {
-            break;
-        }
+        let mut cancelled = !idle.is_empty();
         for t in idle {
             t.shutdown(); // cancels it in place unless it sits in a queue
             t.drop_ref(); // the registry's reference
         }
-        drop(queued); // dropping a Notified cancels its task
+        while let Some(t) = inject.pop() {
+            cancelled = true;
+            drop(t); // dropping a Notified cancels its task
+        }
+        let late = inject.close();
+        if !cancelled && late.is_empty() {
+            break;
+        }
+        drop(late);
     }
 }
 
@@ -340,7 +378,7 @@ pub fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
 /// blocking it would stall every task queued behind it.
 pub(crate) fn assert_not_in_runtime(what: &str) {
     let inside = !matches!(current_core(), CoreRef::None)
-        || HANDLE.try_with(|h| h.borrow().is_some()).unwrap_or(false);
+        || IN_BLOCK_ON.try_with(|b| b.get()).unwrap_or(false);
     if inside {
         panic!(
             "{what} called from inside a spindle runtime (a worker thread or another \
