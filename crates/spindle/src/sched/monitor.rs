@@ -260,13 +260,18 @@ impl Stall {
             Some((t, _)) if !self.reported && now - t >= after => {
                 self.reported = true;
                 shared.stalls.fetch_add(1, Relaxed);
-                (shared.config.on_stall)(&StallReport {
+                let report = StallReport {
                     parked_tasks: shared.registry.len(),
                     workers: shared.remotes().len(),
                     idle_for: now - t,
                     spawned_at: shared.spawn_sites(),
                     tracking_spawns: shared.config.track_spawns,
-                });
+                };
+                // The user's callback runs on the monitor: a panic in it must
+                // not end the monitor (hand-offs, driver turns, later stalls).
+                let on_stall = &shared.config.on_stall;
+                let _ =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| on_stall(&report)));
             }
             _ => {}
         }

@@ -217,8 +217,24 @@ impl Shared {
                 run_worker(external, index, core);
             }
         })?;
-        lock(&this.threads).push(t);
+        this.keep_thread(t);
         Ok(give)
+    }
+
+    /// Keeps `t` to join at shutdown, and lets go of the threads that have
+    /// ended (a hand-off's old thread retires after its poll): an ended
+    /// thread's handle, dropped, frees its stack, which a runtime handing
+    /// off once a second would otherwise pile up until shutdown.
+    fn keep_thread(&self, t: std::thread::JoinHandle<()>) {
+        let mut threads = lock(&self.threads);
+        threads.retain(|t| !t.is_finished());
+        threads.push(t);
+    }
+
+    /// Threads kept to join at shutdown (for tests).
+    #[cfg(all(test, not(loom)))]
+    fn kept_threads(&self) -> usize {
+        lock(&self.threads).len()
     }
 
     /// Gives core `index`, taken from a thread stuck in a poll, to a new
@@ -257,7 +273,7 @@ impl Shared {
         f: impl FnOnce() + Send + 'static,
     ) -> std::io::Result<()> {
         let t = std::thread::Builder::new().name(name.into()).spawn(f)?;
-        lock(&self.threads).push(t);
+        self.keep_thread(t);
         Ok(())
     }
 
@@ -303,6 +319,14 @@ impl Shared {
     /// woken, and parks on the driver. (A spurious wake-up at worst, when
     /// one parked on the driver after the monitor let it go.)
     pub(crate) fn after_monitor_turn(&self) {
+        // SeqCst fence between the driver's release (a Release store of its
+        // lock word) and the read of the sleepers: a worker going to sleep
+        // counts itself asleep, fences, then tries the driver's lock. With
+        // both fences, either it finds the lock free or this sees it asleep;
+        // without this one, the store could still sit in this CPU's store
+        // buffer while the read runs, and each side miss the other (timers
+        // then late until the monitor's next round; found by review).
+        crate::loom::fence(SeqCst);
         if self.idle.num_sleeping() == self.remotes.len() {
             self.notify_parked();
         }
@@ -569,7 +593,12 @@ impl WorkerCtx {
     /// current poll goes on here without it (or with it, if no thread
     /// could be had: the blocking code then runs in place).
     pub(crate) fn hand_off_core(&self) {
-        Shared::hand_off(self.purse.owner(), self.index, &self.lent);
+        // A thread that lost its core already (a retake, an earlier
+        // `block_in_place` in this poll) has nothing to hand off: no new
+        // thread for it. The core can only leave, not come back, meanwhile.
+        if self.lent.is_lent() {
+            Shared::hand_off(self.purse.owner(), self.index, &self.lent);
+        }
     }
 
     fn schedule_local(&self, core: &mut Core, task: Notified, why: Queued) {
@@ -1069,6 +1098,37 @@ mod tests {
         drop(core);
         shared.begin_shutdown();
         shared.cancel_all();
+    }
+
+    /// `block_in_place` in a loop: every hand-off's old thread retires and
+    /// is let go (not kept until shutdown), and a thread that lost its core
+    /// already starts no new one.
+    #[test]
+    fn hand_offs_leave_no_thread_behind() {
+        let rt = crate::Builder::new_multi_thread()
+            .workers(1)
+            .build()
+            .unwrap();
+        let shared = match &rt.handle().inner {
+            HandleInner::Multi(s) => s.shared().clone(),
+            HandleInner::Current(_) => unreachable!("a multi-thread runtime"),
+        };
+        let handoffs = rt.block_on(rt.spawn(async {
+            for _ in 0..100 {
+                crate::block_in_place(|| ());
+                crate::block_in_place(|| ()); // this thread has no core now
+                crate::yield_now().await;
+            }
+        }));
+        handoffs.unwrap();
+        let handoffs = shared.handoffs.load(Relaxed);
+        assert!(
+            (100..110).contains(&handoffs),
+            "{handoffs} hand-offs: one per poll (and a retake or so)"
+        );
+        let kept = shared.kept_threads();
+        // The monitor, the current worker, and a few retiring threads.
+        assert!(kept < 10, "{kept} threads kept after 100 hand-offs");
     }
 
     /// `after_monitor_turn` wakes a worker only when every worker sleeps.
