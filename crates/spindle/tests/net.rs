@@ -437,3 +437,40 @@ fn a_udp_error_is_reported_once_and_the_next_receive_waits() {
         );
     }
 }
+
+rt_test! {
+    /// A hundred receive loops on one shared socket, more than a direction
+    /// keeps wakers for at first: after the first flush they settle
+    /// instead of waking each other for ever, and each gets a datagram.
+    fn many_receives_waiting_on_one_socket_settle() {
+        const N: usize = 100;
+        let sock = Arc::new(UdpSocket::bind("127.0.0.1:0").await.unwrap());
+        let addr = sock.local_addr().unwrap();
+        let polls = Arc::new(AtomicUsize::new(0));
+        let receives: Vec<_> = (0..N)
+            .map(|_| {
+                let (sock, polls) = (sock.clone(), polls.clone());
+                spindle::spawn(async move {
+                    let mut buf = [0u8; 8];
+                    let mut recv = Box::pin(sock.recv_from(&mut buf));
+                    let got = std::future::poll_fn(|cx| {
+                        polls.fetch_add(1, SeqCst);
+                        recv.as_mut().poll(cx)
+                    })
+                    .await;
+                    got.unwrap().0
+                })
+            })
+            .collect();
+        spindle::time::sleep(Duration::from_millis(200)).await;
+        let idle_polls = polls.load(SeqCst);
+        assert!(idle_polls < 10 * N, "{idle_polls} polls of {N} waiting receives in 200 ms");
+        let client = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        for _ in 0..N {
+            client.send_to(b"x", addr).await.unwrap();
+        }
+        for r in receives {
+            assert_eq!(r.await.unwrap(), 1);
+        }
+    }
+}

@@ -35,10 +35,14 @@
 //! Several tasks may wait on one direction (a `UdpSocket` shared by
 //! reference, a stream behind an `Arc`): each distinct waker is kept and all
 //! are woken by the next event. A waiter that went away leaves a stale waker
-//! until then (a spurious wake-up at worst); past `MAX_WAITERS` distinct
-//! wakers the stored ones are woken at once and forgotten, so a pathological
-//! waiter cannot grow the list without bound, and none is lost (a woken task
-//! that still waits registers again).
+//! until then (a spurious wake-up at worst); past a limit of distinct
+//! wakers (`MAX_WAITERS` at first) the stored ones are woken at once and
+//! forgotten, so a pathological waiter cannot grow the list without bound,
+//! and none is lost (a woken task that still waits registers again). Each
+//! flush doubles the direction's limit, up to `MAX_WAITERS_CAP`: N tasks
+//! that all really wait (an `Arc<UdpSocket>` with 100 receive loops) settle
+//! after a few flushes. With a fixed limit below N they woke each other for
+//! ever, each one's registration flushing the others (found by review).
 //!
 //! `closed` is sticky: once an event says the direction is closed for good
 //! (a FIN for reading, a hang-up for both), `clear_ready` no longer clears
@@ -66,9 +70,11 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-/// Distinct wakers kept per direction before they are flushed (see the
+/// Distinct wakers kept per direction before they are flushed, at first;
+/// each flush doubles a direction's limit up to `MAX_WAITERS_CAP` (see the
 /// module docs).
 const MAX_WAITERS: usize = 64;
+const MAX_WAITERS_CAP: usize = 1 << 16;
 
 /// The token of the reactor's own waker (no source has it: a source's key,
 /// its token's low half, is a slab index, never `KEY_MASK`).
@@ -103,6 +109,9 @@ struct Readiness {
     waker: Option<Waker>,
     /// Further distinct waiters (rare).
     more: Vec<Waker>,
+    /// How many `more` may hold before a flush; 0 until the first flush
+    /// (read as `MAX_WAITERS`).
+    limit: usize,
 }
 
 impl Readiness {
@@ -127,7 +136,9 @@ impl Readiness {
             Some(w) if w.will_wake(waker) => {}
             Some(_) => {
                 if !self.more.iter().any(|w| w.will_wake(waker)) {
-                    if self.more.len() >= MAX_WAITERS {
+                    let limit = self.limit.max(MAX_WAITERS);
+                    if self.more.len() >= limit {
+                        self.limit = (2 * limit).min(MAX_WAITERS_CAP);
                         let mut flushed = Vec::new();
                         self.take_wakers(&mut flushed);
                         self.waker = Some(waker.clone());
@@ -260,7 +271,7 @@ impl Reactor {
                 r.take_wakers(&mut wakers);
             }
         }
-        wakers.into_iter().for_each(Waker::wake);
+        crate::task::wake_all(&mut wakers);
     }
 
     /// Whether any source is registered (busy workers then poll for events).
@@ -327,8 +338,10 @@ impl Reactor {
         }
         events.clear();
         // Woken outside the slab lock: a wake may schedule a task, never
-        // re-enter the reactor, but other threads register meanwhile.
-        wakers.drain(..).for_each(Waker::wake);
+        // re-enter the reactor, but other threads register meanwhile. A
+        // foreign waker's panic stays here: the events are consumed, and
+        // an edge-triggered event never comes again for the others.
+        crate::task::wake_all(wakers);
         n
     }
 
@@ -355,7 +368,7 @@ impl Source {
 
     /// `Ready(tick)` while `dir` is ready; otherwise stores the waker.
     pub(crate) fn poll_ready(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<u64> {
-        let flushed = {
+        let mut flushed = {
             let mut state = lock(&self.state);
             let r = &mut state[dir as usize];
             if r.ready {
@@ -363,7 +376,7 @@ impl Source {
             }
             r.store(cx.waker())
         };
-        flushed.into_iter().for_each(Waker::wake);
+        crate::task::wake_all(&mut flushed);
         Poll::Pending
     }
 

@@ -31,7 +31,12 @@ impl Registration {
                  (a task, `Runtime::block_on`, or `Runtime::enter`)",
             ));
         };
-        let source = driver.io.register(fd)?;
+        let source = driver.io.register(fd).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("could not register fd {fd} with spindle's I/O driver: {e}"),
+            )
+        })?;
         // A driver waiting on its condvar (no source registered until now)
         // must come back and wait on the poller, or this fd's events would
         // wait for the next timer.

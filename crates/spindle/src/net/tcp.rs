@@ -90,7 +90,7 @@ impl TcpListener {
                 let stream = TcpStream::from_std(stream).map_err(|e| {
                     context(
                         e,
-                        format_args!("could not register the connection from {peer}, closed it"),
+                        format_args!("accepted a connection from {peer}, then closed it"),
                     )
                 })?;
                 Ok((stream, peer))

@@ -14,7 +14,7 @@ pub(crate) mod state;
 mod waker;
 
 pub use waker::wake_queued;
-pub(crate) use waker::{abort_handle_of, is_task_waker, notify_in_place, InPlace};
+pub(crate) use waker::{abort_handle_of, is_task_waker, notify_in_place, wake_all, InPlace};
 
 pub(crate) use error::panic_message;
 pub use error::JoinError;

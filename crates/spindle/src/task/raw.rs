@@ -577,6 +577,12 @@ impl<F: Future, S: Schedule> Harness<F, S> {
     }
 }
 
+// The vtable's entries, below. # Safety, for each: `ptr` is the header of
+// a live task cell made for this `F` and `S` (the vtable is chosen by
+// them), and the caller holds the reference the entry's field doc in
+// `Vtable` says it consumes or uses (a `Notified`'s, a `JoinHandle`'s, the
+// last one for `dealloc`).
+
 unsafe fn poll<F, S>(ptr: NonNull<Header>)
 where
     F: Future + Send + 'static,

@@ -8,6 +8,10 @@ use std::task::{RawWaker, RawWakerVTable, Waker};
 
 static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, drop_waker);
 
+// # Safety, for the four entries: `ptr` is the header of a live task, from a
+// waker of this vtable, which holds one reference to it (`wake` and
+// `drop_waker` consume it, `clone` adds one, `wake_by_ref` uses it).
+
 fn raw(ptr: *const ()) -> RawTask {
     // SAFETY: every waker of this vtable was made from a live header pointer.
     RawTask::from_header(unsafe { NonNull::new_unchecked(ptr as *mut Header) })
@@ -104,4 +108,14 @@ pub fn wake_queued(waker: Waker) {
     let task = raw(waker.data());
     std::mem::forget(waker); // its reference moves into the wake
     task.wake_queued_by_val();
+}
+
+/// Wakes every waker in `wakers` (draining it) for a driver (timers, I/O):
+/// a foreign waker that panics has its panic caught, so that the others
+/// are still woken and the driver's own bookkeeping goes on (a spindle
+/// task's waker never panics; the catch costs nothing on that path).
+pub(crate) fn wake_all(wakers: &mut Vec<Waker>) {
+    for w in wakers.drain(..) {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.wake()));
+    }
 }

@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 /// For `Delay` and `Skip`, a tick is late only when its time passed by more
 /// than the timer's resolution (one millisecond): timers round deadlines up
 /// so as never to fire early, so up to a tick of lateness is the clock's
-/// grain, not the task falling behind.
-///
-/// A next tick too far away for `Instant` (a period near `Duration::MAX`)
-/// never comes: the interval ticks once, then waits for good. (Without that slack, a 1 ms interval
+/// grain, not the task falling behind. (Without that slack, a 1 ms interval
 /// whose start sat just past a millisecond boundary fired every tick about
 /// 1 ms late, and `Skip` dropped every other one.)
+///
+/// A next tick too far away for `Instant` (a period near `Duration::MAX`)
+/// never comes: the interval ticks once, then waits for good.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MissedTicks {
     /// Fire the missed ticks at once, one per `tick()`, to catch up.
@@ -118,9 +118,13 @@ fn next_tick(policy: MissedTicks, due: Instant, now: Instant, period: Duration) 
         MissedTicks::Delay if !late.is_zero() => now.checked_add(period),
         MissedTicks::Delay => due.checked_add(period),
         MissedTicks::Skip => {
+            // In u128 nanoseconds: more than 2^32 periods may have passed
+            // (a 1 µs period 72 minutes behind), which `Duration`'s `u32`
+            // multiplier cannot express.
             let periods = late.as_nanos() / period.as_nanos() + 1;
-            let ahead = period.checked_mul(u32::try_from(periods).ok()?)?;
-            due.checked_add(ahead)
+            let ahead = period.as_nanos().checked_mul(periods)?;
+            let secs = u64::try_from(ahead / 1_000_000_000).ok()?;
+            due.checked_add(Duration::new(secs, (ahead % 1_000_000_000) as u32))
         }
     }
 }
@@ -130,6 +134,22 @@ mod tests {
     use super::*;
 
     const MS: Duration = Duration::from_millis(1);
+
+    /// More than 2^32 periods behind, `Skip` still finds the next tick on
+    /// the schedule (it gave up, "never", until 2026-11-27).
+    #[test]
+    fn skip_far_behind_finds_the_next_tick() {
+        let due = Instant::now();
+        let now = due + Duration::from_secs(5);
+        let period = Duration::from_nanos(1);
+        let next = next_tick(MissedTicks::Skip, due, now, period).expect("a next tick");
+        let res = crate::time::timers::RESOLUTION;
+        assert!(
+            next + res > now && next <= now,
+            "{:?} after due",
+            next - due
+        );
+    }
 
     #[test]
     fn lateness_within_the_resolution_drops_no_tick() {

@@ -9,7 +9,8 @@
 //! A zero or past duration is ready at once (no timer is armed). A deadline
 //! too far to represent (`Duration::MAX`) waits forever. Timers are
 //! runtime-bound: a [`Sleep`] first polled outside any spindle runtime
-//! panics, saying so.
+//! panics, saying so, unless it is ready at once (a zero or past
+//! deadline).
 //!
 //! A timeout arm in [`select!`](crate::select) is just a sleep:
 //!

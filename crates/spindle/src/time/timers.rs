@@ -178,8 +178,11 @@ impl Timers {
                 };
                 fired += wakers.len();
                 // Woken outside the lock: a wake may schedule, and a task
-                // polled inline may arm a timer on this very shard.
-                wakers.drain(..).for_each(Waker::wake);
+                // polled inline may arm a timer on this very shard. A
+                // foreign waker's panic stays here: the batch's other
+                // timers are already marked fired, and `next` must still
+                // be set from every shard.
+                crate::task::wake_all(&mut wakers);
                 if !more {
                     if let Some(next) = next {
                         self.next.fetch_min(next, SeqCst);
@@ -239,5 +242,41 @@ mod tests {
         assert!(!timers.poll(slot, &waker));
         assert!(matches!(timers.arm(1, far, &waker), Armed::ShutDown));
         assert_eq!(Arc::strong_count(&inner), 2, "a waker filed after shutdown");
+    }
+
+    /// A foreign waker that panics when its timer fires: the other timers
+    /// of the batch are still woken, and the next deadline (another shard's
+    /// far timer) is still known afterwards.
+    #[test]
+    fn a_panicking_waker_does_not_stop_the_timers() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        struct Boom;
+        impl Wake for Boom {
+            fn wake(self: Arc<Self>) {
+                panic!("a foreign waker panicked");
+            }
+        }
+        struct Count(AtomicUsize);
+        impl Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, SeqCst);
+            }
+        }
+        let timers = Timers::new(2);
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let soon = Instant::now() + Duration::from_millis(1);
+        let far = Instant::now() + Duration::from_secs(3600);
+        let boom = Waker::from(Arc::new(Boom));
+        let counted = Waker::from(count.clone());
+        assert!(matches!(timers.arm(0, soon, &boom), Armed::Filed { .. }));
+        assert!(matches!(timers.arm(0, soon, &counted), Armed::Filed { .. }));
+        assert!(matches!(timers.arm(1, far, &counted), Armed::Filed { .. }));
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(timers.process(), 2);
+        assert_eq!(count.0.load(SeqCst), 1, "the other due timer was woken");
+        assert!(
+            timers.until_next().is_some(),
+            "the far timer is still known"
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! A hierarchical timer wheel over a slab of entries: the data structure
-//! alone, no locking (each shard of `time::driver` wraps one in a mutex).
+//! alone, no locking (each shard of `time::timers` wraps one in a mutex).
 //!
 //! Time is counted in ticks of one millisecond since the runtime's epoch.
 //! Six levels of 64 slots: level `L` slot `s` holds the entries whose
