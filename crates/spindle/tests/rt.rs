@@ -1352,7 +1352,7 @@ fn block_on_inside_enter_or_a_blocking_job_runs() {
 /// small stack.
 #[test]
 fn shutdown_cancels_a_long_wake_chain_without_recursing() {
-    const N: usize = 20_000;
+    const N: usize = if cfg!(miri) { 50 } else { 20_000 };
     for (flavour, rt) in common::flavours() {
         let (first_tx, mut rx) = spindle::chan::bounded::<u8>(1);
         let parked = Arc::new(AtomicUsize::new(0));

@@ -238,9 +238,9 @@ impl<T> Slots<T> {
     #[inline(always)]
     unsafe fn get_unchecked(&self, index: usize) -> &Slot<T> {
         debug_assert!(index < self.cap);
-        // SAFETY: `first` points to `cap` slots of the type `LINED` picks
-        // (`new`), alive until `drop`; a `Lined` is `repr(C)` with its slot
-        // at offset 0; the caller keeps `index` in bounds.
+        // A `Lined` is `repr(C)`, its slot at offset 0.
+        // SAFETY: `first` points to `cap` live slots of the type `LINED`
+        // picks (`new`); the caller keeps `index` below `cap`.
         unsafe {
             if Self::LINED {
                 &(*self.first.cast::<Lined<T>>().as_ptr().add(index)).0

@@ -184,9 +184,8 @@ impl<T> TakerCell<T> {
         if self.state.load(Ordering::Acquire) != FILLED {
             return None;
         }
-        // SAFETY: `FILLED` seen: the sender's write of the value happened
-        // before (Acquire), and only the owner, the caller, touches the
-        // value until it stores `DRAINED` below (module docs).
+        // SAFETY: `FILLED` seen (Acquire) after the sender's write; only the
+        // owner, the caller, touches the value until `DRAINED` (module docs).
         let v = self.value.with_mut(|p| unsafe { (*p).take() });
         // Release: the move out happens before a reclaim that sees it.
         self.state.store(DRAINED, Ordering::Release);
@@ -322,8 +321,7 @@ impl<T> Inner<T> {
         let t = &mut self.takers[k];
         debug_assert_eq!(t.cell().state(), WAITING);
         // SAFETY: a `WAITING` taker's value is touched only under the lock,
-        // which this holds (`TakerCell`); its owner reads it only after the
-        // store of `FILLED` below.
+        // held here; its owner reads it only after `FILLED` (below).
         t.cell().value.with_mut(|p| unsafe { *p = Some(value) });
         // Release: the value is written before the owner sees `FILLED`.
         t.cell().state.store(FILLED, Ordering::Release);
@@ -662,9 +660,8 @@ impl<T> Channel<T> {
     fn drain_unlocked(&self, k: usize) -> Option<T> {
         // Acquire: pairs with `park_taker`'s store of the address.
         let cell = self.cells.get(k)?.load(Ordering::Acquire);
-        // SAFETY: `k` is a taker the caller parked, so its cell was made and
-        // its address stored before (under the lock the caller held); the
-        // cell lives as long as the channel, which `&self` borrows.
+        // SAFETY: `k` is the caller's parked taker, whose cell was made and
+        // mirrored before; cells live as long as the channel `&self` borrows.
         unsafe { cell.as_ref() }?.drain()
     }
 
