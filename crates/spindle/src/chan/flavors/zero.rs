@@ -66,10 +66,11 @@
 //! acts only on `DRAINED` (reclaiming the taker). So the owner's lock-free
 //! move and store cannot race a locked write, and a reclaim that sees
 //! `DRAINED` (Acquire) comes after the owner's move. A drained taker waits
-//! in `handed` until a receive parks again (`park_taker` takes the last
-//! one handed, usually the same task's previous taker, or sweeps `handed`
-//! before growing), so the drain itself costs no lock: one lock fewer a
-//! message when receivers park first (pingpong's *takers* pattern).
+//! in `handed` until a receive parks again (`reuse_taker` takes the last
+//! one handed, usually the same task's previous taker, or, with no free
+//! taker, sweeps `handed` once it has doubled since the last sweep), so
+//! the drain itself costs no lock: one lock fewer a message when receivers
+//! park first (pingpong's *takers* pattern).
 //!
 //! # Kept wakers
 //! A freed offer slot keeps its sender's waker, and a freed taker its
