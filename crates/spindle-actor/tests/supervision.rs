@@ -164,13 +164,13 @@ fn a_shutdown_request_cuts_a_restart_backoff_short() {
         let policy = RestartPolicy::new().backoff(Duration::from_secs(60), Duration::from_secs(60));
         let (g, _, _, _dead) = graph(100, policy, fail);
         let running = g.start(rt.handle()).unwrap();
-        // Inside block_on, so that the current-thread runtime runs the graph.
-        rt.block_on(spindle::time::timeout(Duration::from_secs(10), async {
-            while running.report().actor("fragile").unwrap().status != ActorStatus::Restarting {
-                spindle::time::sleep(Duration::from_millis(2)).await;
-            }
-        }))
-        .expect("fragile failed and waits to restart");
+        common::wait_for_status(
+            &rt,
+            &running,
+            "fragile",
+            ActorStatus::Restarting,
+            "fragile failed and waits to restart",
+        );
         running.request_shutdown();
         let report = rt.block_on(running.wait_stopped(Duration::from_secs(10)));
         assert!(report.held_out().is_empty(), "{name}: {report}");
@@ -280,13 +280,13 @@ fn a_panic_at_start_shows_restarting_during_its_backoff() {
             .reads(&rx)
             .run(move |ctx| common::sink(ctx, rx.clone(), s.clone()));
         let running = g.start(rt.handle()).unwrap();
-        // Inside block_on, so that the current-thread runtime runs the graph.
-        rt.block_on(spindle::time::timeout(Duration::from_secs(10), async {
-            while running.report().actor("flaky").unwrap().status != ActorStatus::Restarting {
-                spindle::time::sleep(Duration::from_millis(2)).await;
-            }
-        }))
-        .expect("a start that panicked shows `restarting` for its 60 s backoff");
+        common::wait_for_status(
+            &rt,
+            &running,
+            "flaky",
+            ActorStatus::Restarting,
+            "a start that panicked shows `restarting` for its 60 s backoff",
+        );
         assert_eq!(runs.load(Ordering::SeqCst), 1, "{name}");
         running.request_shutdown();
         let report = rt.block_on(running.wait_stopped(Duration::from_secs(10)));

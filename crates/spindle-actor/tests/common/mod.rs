@@ -47,6 +47,24 @@ pub fn finish(
     rt.block_on(running.wait_stopped(Duration::from_secs(5)))
 }
 
+/// Waits up to 10 s, inside `rt` (so that a current-thread runtime runs the
+/// graph meanwhile), for `actor` to show `status`; panics with `why` if it
+/// does not.
+pub fn wait_for_status(
+    rt: &spindle::Runtime,
+    running: &spindle_actor::RunningGraph,
+    actor: &str,
+    status: spindle_actor::ActorStatus,
+    why: &str,
+) {
+    rt.block_on(spindle::time::timeout(Duration::from_secs(10), async {
+        while running.report().actor(actor).unwrap().status != status {
+            spindle::time::sleep(Duration::from_millis(2)).await;
+        }
+    }))
+    .expect(why);
+}
+
 /// A source actor: sends 1..=n in batches of `batch`, then returns (which
 /// closes its channel). Stops early, closing, if the graph is stopped.
 pub async fn source(
