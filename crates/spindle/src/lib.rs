@@ -56,7 +56,7 @@ pub use combinators::{join_all, race, when_n, JoinAll, Race, WhenN};
 pub use runtime::{BuildError, Builder, Flavor, Runtime, DEFAULT_HANDOFF_AFTER, DEFAULT_SLOW_POLL};
 pub use sched::diagnostics::{SlowPoll, StallReport};
 pub use sched::metrics::{BlockingMetrics, RuntimeMetrics, WorkerMetrics};
-pub use sched::{block_in_place, spawn, EnterGuard, Handle};
+pub use sched::{block_in_place, fork, spawn, EnterGuard, Handle};
 pub use scope::{scope, try_scope, Scope, ScopeError};
 /// Runs `async fn main` on a spindle runtime: `#[spindle::main]`,
 /// `#[spindle::main(workers = 4)]`, `#[spindle::main(flavor =
@@ -89,5 +89,5 @@ pub use spindle_macros::main;
 /// Runs an `async fn` test on a fresh spindle runtime (current-thread by
 /// default; `flavor = "multi_thread"` and `workers = N` as for `main`).
 pub use spindle_macros::test;
-pub use task::{AbortHandle, AbortOnDrop, JoinError, JoinHandle};
+pub use task::{AbortHandle, AbortOnDrop, Fork, JoinError, JoinHandle};
 pub use yield_now::{yield_now, YieldNow};

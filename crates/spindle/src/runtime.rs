@@ -39,6 +39,7 @@ pub struct Builder {
     dump_on_sigquit: bool,
     /// `None`: from `SPINDLE_TRACK_SPAWNS`.
     track_spawns: Option<bool>,
+    coop_budget: u32,
 }
 
 /// The usual slow-poll threshold (see [`Builder::slow_poll_threshold`]).
@@ -55,6 +56,8 @@ pub enum BuildError {
     /// An environment setting (`SPINDLE_SLOW_POLL_US`, `SPINDLE_TRACK_SPAWNS`)
     /// that does not parse.
     InvalidEnv(String),
+    /// `coop_budget(0)`: a task could then complete no operation at all.
+    InvalidBudget(String),
     /// The OS refused a worker thread.
     Spawn(std::io::Error),
     /// The I/O driver (epoll) could not be created.
@@ -66,6 +69,7 @@ impl fmt::Display for BuildError {
         match self {
             BuildError::InvalidWorkers(why) => write!(f, "invalid worker count: {why}"),
             BuildError::InvalidEnv(why) => write!(f, "invalid environment setting: {why}"),
+            BuildError::InvalidBudget(why) => write!(f, "invalid cooperative budget: {why}"),
             BuildError::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
             BuildError::Driver(e) => write!(f, "could not create the I/O driver: {e}"),
         }
@@ -76,7 +80,9 @@ impl std::error::Error for BuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             BuildError::Spawn(e) | BuildError::Driver(e) => Some(e),
-            BuildError::InvalidWorkers(_) | BuildError::InvalidEnv(_) => None,
+            BuildError::InvalidWorkers(_)
+            | BuildError::InvalidEnv(_)
+            | BuildError::InvalidBudget(_) => None,
         }
     }
 }
@@ -118,6 +124,7 @@ impl Builder {
             on_stall: std::sync::Arc::new(diagnostics::print_stall),
             dump_on_sigquit: false,
             track_spawns: None,
+            coop_budget: crate::task::coop::DEFAULT_BUDGET,
         }
     }
 
@@ -249,8 +256,25 @@ impl Builder {
         }
     }
 
+    /// Units of cooperative budget each task poll starts with
+    /// ([`crate::task::coop`]; 128 by default): after that many completed
+    /// channel, join, timer or I/O operations in one poll, the next one
+    /// makes the task yield. Zero is an error at `build`; to run a section
+    /// without a budget, wrap it in [`crate::task::coop::unconstrained`].
+    pub fn coop_budget(mut self, units: u32) -> Builder {
+        self.coop_budget = units;
+        self
+    }
+
     /// Starts the runtime.
     pub fn build(self) -> Result<Runtime, BuildError> {
+        if self.coop_budget == 0 {
+            return Err(BuildError::InvalidBudget(
+                "coop_budget(0) would refuse every operation; use at least 1, \
+                 or `spindle::task::coop::unconstrained` for a section without a budget"
+                    .into(),
+            ));
+        }
         let pool = Pool::new(
             self.max_blocking_threads,
             self.blocking_keep_alive,
@@ -260,7 +284,8 @@ impl Builder {
             Flavor::CurrentThread => Runtime {
                 handle: Handle {
                     inner: HandleInner::Current(
-                        current_thread::Shared::new(pool.clone()).map_err(BuildError::Driver)?,
+                        current_thread::Shared::new(pool.clone(), self.coop_budget)
+                            .map_err(BuildError::Driver)?,
                     ),
                 },
                 workers: 1,
@@ -283,6 +308,7 @@ impl Builder {
                         Some(on) => on,
                         None => track_spawns_from_env()?,
                     },
+                    coop_budget: self.coop_budget,
                 };
                 let (shared, cores) = multi_thread::build(workers, config, pool.clone())
                     .map_err(BuildError::Driver)?;

@@ -50,15 +50,18 @@ rt_test! {
     }
 }
 
-rt_test! {
-    fn awaiting_a_just_spawned_task_runs_it_inline() {
-        // The child is this worker's newest fresh task (or the back of the
-        // current-thread queue), so the await runs it at once: the parent
-        // finishes in its first poll.
+#[test]
+fn awaiting_a_just_spawned_task_on_the_current_thread_runtime_runs_it_inline() {
+    // The child is the newest entry of the queue, and nothing else could
+    // run while the parent waits: the await runs it at once, and the parent
+    // finishes in its first poll. (On a worker only a `Fork` does this:
+    // `tests/semantics.rs`.)
+    let rt = spindle::Builder::new_current_thread().build().unwrap();
+    rt.block_on(async {
         let (parent, polls) = counted(async { spindle::spawn(async { 5 }).await.unwrap() });
         assert_eq!(spindle::spawn(parent).await.unwrap(), 5);
         assert_eq!(polls.load(SeqCst), 1);
-    }
+    });
 }
 
 rt_test! {
@@ -110,14 +113,14 @@ fn tree(polls: Arc<AtomicUsize>, fanout: u64, depth: u32) -> spindle::JoinHandle
 }
 
 #[test]
-fn a_fork_join_tree_awaited_in_spawn_order_runs_depth_first_inline() {
-    // Every pending sibling stays among the worker's fresh tasks (or the
-    // newest entries of the current-thread queue), so each await finds its
-    // child not started and runs it inline: every task is polled once.
-    // (With several workers, thieves take subtrees and their parents wait.)
+fn a_tree_awaited_in_spawn_order_on_the_current_thread_runs_depth_first_inline() {
+    // On the current-thread runtime every pending sibling stays among the
+    // newest entries of the queue, so each await finds its child not
+    // started and runs it inline: every task is polled once. (On workers,
+    // `spindle::fork` asks for this: `tests/semantics.rs`.)
     let flavours = common::flavours()
         .into_iter()
-        .filter(|(f, _)| *f != "4 workers");
+        .filter(|(f, _)| *f == "current_thread");
     for (flavour, rt) in flavours {
         let polls = Arc::new(AtomicUsize::new(0));
         let p = polls.clone();
@@ -137,7 +140,8 @@ rt_test! {
     }
 }
 
-/// Task `n` spawns task `n - 1` and awaits it: nested inline runs, `n` deep.
+/// Task `n` spawns task `n - 1` and awaits it, `n` deep (nested inline runs
+/// on the current-thread runtime).
 fn chain(n: u32) -> spindle::JoinHandle<u32> {
     spindle::spawn(async move {
         if n == 0 {
@@ -154,19 +158,6 @@ rt_test! {
     fn long_chains_of_spawn_and_await_do_not_grow_the_stack_without_bound() {
         assert_eq!(chain(CHAIN).await.unwrap(), CHAIN);
     }
-}
-
-#[test]
-fn inline_runs_stop_within_a_small_worker_stack() {
-    // 256 KiB stacks leave inline runs 32 KiB (an eighth, `sched/inline.rs`);
-    // past that the chain's awaits suspend as usual instead of overflowing.
-    let rt = spindle::Builder::new_multi_thread()
-        .workers(1)
-        .thread_stack_size(256 * 1024)
-        .build()
-        .unwrap();
-    let got = rt.block_on(async { spindle::spawn(async { chain(CHAIN).await.unwrap() }).await });
-    assert_eq!(got.unwrap(), CHAIN);
 }
 
 rt_test! {
@@ -1004,59 +995,6 @@ rt_test! {
         spindle::task::wake_queued(std::task::Waker::from(Arc::new(Count(woken.clone()))));
         assert_eq!(woken.load(SeqCst), 1);
     }
-}
-
-/// Task `a` opens a gate task `b` waits at, then computes (never yielding)
-/// until `b` has run or `limit` passed; returns whether `b` ran meanwhile.
-/// Two workers, no hand-off: only a stealable wake lets `b` run beside `a`.
-fn runs_beside_the_waker(queued: bool, limit: Duration) -> bool {
-    let rt = spindle::Builder::new_multi_thread()
-        .workers(2)
-        .handoff_after(None)
-        .build()
-        .unwrap();
-    rt.block_on(async move {
-        let gate = Gate::new();
-        let ran = Arc::new(AtomicBool::new(false));
-        let (g, r) = (gate.clone(), ran.clone());
-        let b = spindle::spawn(async move {
-            g.wait().await;
-            r.store(true, SeqCst);
-        });
-        while !gate.has_waiters() {
-            spindle::yield_now().await;
-        }
-        let r = ran.clone();
-        let a = spindle::spawn(async move {
-            if queued {
-                gate.open_queued();
-            } else {
-                gate.open();
-            }
-            let start = std::time::Instant::now();
-            while !r.load(SeqCst) && start.elapsed() < limit {
-                std::hint::spin_loop();
-            }
-            r.load(SeqCst)
-        });
-        let beside = a.await.unwrap();
-        b.await.unwrap();
-        beside
-    })
-}
-
-#[test]
-fn a_queued_wake_runs_on_an_idle_worker_while_the_waker_computes() {
-    assert!(
-        runs_beside_the_waker(true, 2 * common::patience()),
-        "the task woken with wake_queued waited for its waker's poll to end"
-    );
-}
-
-#[test]
-fn control_an_ordinary_wake_waits_for_the_wakers_poll() {
-    // The LIFO slot is not stealable: the woken task runs after `a`'s poll.
-    assert!(!runs_beside_the_waker(false, Duration::from_millis(100)));
 }
 
 #[test]

@@ -20,6 +20,13 @@
 //! in the first pass is replaced in the second (every future keeps only the
 //! waker of its latest poll) and wakes nothing meanwhile.
 //!
+//! # Cooperative budget
+//! A `select!` that completes spends one unit of the task's budget
+//! (`task/coop.rs`); once the budget is spent it yields before it looks at
+//! its arms, `else` or not. The arms themselves are polled without a
+//! budget: a refused arm would look "not ready", and a drain loop with an
+//! `else` arm would stop early with messages left.
+//!
 //! # Cancel safety
 //! Dropping a losing arm must lose nothing: a channel `Recv` only takes a
 //! message in the poll that returns `Ready`, so a losing recv arm consumed
@@ -28,11 +35,36 @@
 //! the exception documented in `chan/mod.rs`.)
 
 use std::cell::Cell;
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, RawWaker, RawWakerVTable, Waker};
 
 thread_local! {
     static RNG: Cell<u32> = Cell::new(seed());
+}
+
+/// `select!`'s future around its poll function (module docs, "Cooperative
+/// budget").
+pub fn budgeted<F: Future>(select: F) -> Budgeted<F> {
+    Budgeted { select }
+}
+
+/// Future of [`budgeted`].
+#[must_use = "futures do nothing unless polled"]
+#[derive(Debug)]
+pub struct Budgeted<F> {
+    select: F,
+}
+
+impl<F: Future> Future for Budgeted<F> {
+    type Output = F::Output;
+
+    #[inline(always)]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> std::task::Poll<F::Output> {
+        // SAFETY: `select` is structurally pinned: never moved out.
+        let select = unsafe { self.map_unchecked_mut(|b| &mut b.select) };
+        crate::task::coop::spend(cx, |cx| crate::task::coop::unlimited(|| select.poll(cx)))
+    }
 }
 
 /// What the probe waker points at: its address tells the probe waker from
@@ -269,7 +301,7 @@ macro_rules! __select_gen {
         // dropped (and their borrows end) before the winning body runs.
         let __out = {
             let mut __futs = ::core::pin::pin!(( $( $f, )+ ));
-            ::core::future::poll_fn(|__cx| {
+            $crate::chan::select::budgeted(::core::future::poll_fn(|__cx| {
                 let mut __order = [$($i),+];
                 if !$bi {
                     $crate::chan::select::shuffle(&mut __order);
@@ -324,7 +356,7 @@ macro_rules! __select_gen {
                     }
                 }
                 ::core::task::Poll::Pending
-            })
+            }))
             .await
         };
         match __out {

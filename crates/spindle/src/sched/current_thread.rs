@@ -21,6 +21,7 @@ use super::park::Parker;
 use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
 use crate::blocking::Pool;
 use crate::loom::{lock, Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering::*};
+use crate::task::coop::Budget;
 use crate::task::registry::{Key, Registry};
 use crate::task::{JoinHandle, Notified, RawTask, Schedule};
 use std::cell::RefCell;
@@ -42,6 +43,8 @@ pub(crate) struct Shared {
     core: Mutex<Option<Box<Core>>>,
     core_free: Condvar,
     counters: WorkerCounters,
+    /// Units of cooperative budget per poll (`task/coop.rs`).
+    coop_budget: u32,
     remote_schedules: AtomicU64,
     /// The tasks' hooks (`hook.rs`).
     units: Units,
@@ -65,7 +68,7 @@ pub(crate) struct DriverCtx {
 }
 
 impl Shared {
-    pub(crate) fn new(blocking: Arc<Pool>) -> std::io::Result<Arc<Shared>> {
+    pub(crate) fn new(blocking: Arc<Pool>, coop_budget: u32) -> std::io::Result<Arc<Shared>> {
         let driver = Arc::new(Driver::new(1)?);
         Ok(Arc::new(Shared {
             inject: Inject::new(),
@@ -81,7 +84,20 @@ impl Shared {
             counters: WorkerCounters::default(),
             remote_schedules: AtomicU64::new(0),
             units: Units::default(),
+            coop_budget,
         }))
+    }
+
+    /// Runs one poll (`poll`) with a fresh cooperative budget, counting a
+    /// poll that ends in a forced yield.
+    #[inline(always)]
+    fn run_budgeted<R>(&self, poll: impl FnOnce() -> R) -> R {
+        let budget = Budget::start(self.coop_budget);
+        let out = poll();
+        if budget.forced_yield() {
+            bump(&self.counters.forced_yields, 1);
+        }
+        out
     }
 
     fn schedule_remote(&self, task: Notified) {
@@ -299,7 +315,7 @@ impl DriverCtx {
             };
             let Some(task) = task else { break };
             bump(&shared.counters.polls, 1);
-            task.run();
+            shared.run_budgeted(|| task.run());
             ran += 1;
         }
         ran
@@ -364,7 +380,7 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
     let mut future = pin!(future);
     loop {
         if main.woken.swap(false, Acquire) {
-            if let Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+            if let Poll::Ready(v) = shared.run_budgeted(|| future.as_mut().poll(&mut cx)) {
                 return v;
             }
         }

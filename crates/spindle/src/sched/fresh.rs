@@ -91,6 +91,15 @@ impl Fresh {
         }
     }
 
+    /// Takes the oldest task, whatever is left.
+    pub(crate) fn pop_oldest(&mut self) -> Option<Notified> {
+        if self.len > 0 {
+            self.remove(0)
+        } else {
+            None
+        }
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.len
     }

@@ -38,6 +38,29 @@
 //! to the core visible to the taker. A borrow never holds a borrow (one
 //! asked for inside another is refused, so `busy` is one flag), and it
 //! runs no task code but a cancellation at shutdown (so it ends soon).
+//!
+//! **Visits.** An idle worker may use the core in place for a moment while
+//! its owner is inside a long poll, to take the fresh tasks hidden there
+//! (`WorkerCtx::steal_hidden`; Go's thieves take `runnext`). The core stays
+//! lent; the visitor and the owner's borrows exclude each other with the
+//! same handshake, the visitor on the rare side:
+//!
+//! ```text
+//! visit:   CAS visitor false -> true (one visitor at a time);  asym::heavy();
+//!          wait while busy (Acquire);  read core (null: nothing to visit)
+//!          ... use the core ...;  visitor := false (Release)
+//! borrow:  busy := true;  asym::light();  visitor?  -> busy := false,
+//!          wait while visitor (Acquire), start again;  else read core
+//! ```
+//!
+//! Either the borrow sees `visitor` (and waits for the visit to end, whose
+//! Release hands over its writes), or the visitor sees `busy` (and waits
+//! for the borrow to end). The owner's `take` is a borrow that swaps the
+//! core out, so it never takes a core that is being visited; `take_away`
+//! also waits for a visit to end (a `SeqCst` store-then-load pair on each
+//! side: the visitor's CAS and fence before reading the core, the taker's
+//! swap and fence before reading `visitor`). A visit runs no task code (it
+//! moves `Notified`s; a cancellation at shutdown at most).
 
 use super::asym;
 use super::multi_thread::Core;
@@ -50,6 +73,8 @@ pub(crate) struct Lent<C = Core> {
     core: AtomicPtr<C>,
     /// The owner thread is inside a borrow of the core (module docs).
     busy: AtomicBool,
+    /// Another thread is visiting the core (module docs).
+    visitor: AtomicBool,
     /// The owner thread's OS id (Linux), for the monitor to ask how much
     /// CPU it is using; 0 where unknown.
     tid: i32,
@@ -61,6 +86,7 @@ impl<C> Lent<C> {
         Lent {
             core: AtomicPtr::new(ptr::null_mut()),
             busy: AtomicBool::new(false),
+            visitor: AtomicBool::new(false),
             tid: current_tid(),
         }
     }
@@ -85,29 +111,34 @@ impl<C> Lent<C> {
     }
 
     /// The owner thread takes its core back, if it is still there (never
-    /// inside a borrow of its own).
+    /// inside a borrow of its own): a borrow that ends by swapping the core
+    /// out, so that it waits for a visit to end first.
     pub(crate) fn take(&self) -> Option<Box<C>> {
+        let borrowed = self.borrow()?;
         let p = self.core.swap(ptr::null_mut(), AcqRel);
-        // AcqRel: the lender's writes to the core happen before our use of it.
+        drop(borrowed);
+        // AcqRel: the lender's writes to the core happen before our use of
+        // it. Null: taken away since the borrow began.
         // SAFETY: non-null came from `Box::into_raw` in `lend`; the swap made us its only owner.
         (!p.is_null()).then(|| unsafe { Box::from_raw(p) })
     }
 
     /// Takes the core away from its owner thread, which may be inside a
-    /// borrow of it right now: waits for that borrow to end (module docs).
-    /// For the monitor, and for `block_in_place` on the owner thread.
+    /// borrow of it right now: waits for that borrow, and for a visit, to
+    /// end (module docs). For the monitor, and for `block_in_place` on the
+    /// owner thread.
     pub(crate) fn take_away(&self) -> Option<Box<C>> {
-        let p = self.core.swap(ptr::null_mut(), AcqRel);
+        let p = self.core.swap(ptr::null_mut(), SeqCst);
         if p.is_null() {
             return None;
         }
         asym::heavy();
-        // Acquire: pairs with the borrow's Release as it ends.
-        while self.busy.load(Acquire) {
+        // Acquire: pairs with the borrow's (and the visit's) Release as it ends.
+        while self.busy.load(Acquire) || self.visitor.load(Acquire) {
             crate::loom::yield_now();
         }
         // SAFETY: non-null came from `Box::into_raw` in `lend`; the swap made
-        // us its only owner, and no borrow of it is left (module docs).
+        // us its only owner, and no borrow or visit of it is left (module docs).
         Some(unsafe { Box::from_raw(p) })
     }
 
@@ -116,15 +147,23 @@ impl<C> Lent<C> {
     /// inside a borrow already: task code run from within one (a task
     /// cancelled because the injector it overflowed to is closed, at
     /// shutdown) must not reach the core a second time, so what it
-    /// schedules goes through the injector.
+    /// schedules goes through the injector. Waits for a visit to end.
     #[inline]
     pub(crate) fn borrow(&self) -> Option<Borrowed<'_, C>> {
         // Relaxed: only this thread writes `busy`.
         if self.busy.load(Relaxed) {
             return None;
         }
-        self.busy.store(true, Relaxed);
-        asym::light();
+        loop {
+            self.busy.store(true, Relaxed);
+            asym::light();
+            // Acquire: a visit that ended hands its writes to the core over.
+            if !self.visitor.load(Acquire) {
+                break;
+            }
+            self.busy.store(false, Release);
+            self.wait_for_visitor();
+        }
         match NonNull::new(self.core.load(Acquire)) {
             Some(core) => Some(Borrowed { lent: self, core }),
             None => {
@@ -132,6 +171,41 @@ impl<C> Lent<C> {
                 None
             }
         }
+    }
+
+    #[cold]
+    fn wait_for_visitor(&self) {
+        while self.visitor.load(Acquire) {
+            crate::loom::spin_loop();
+        }
+    }
+
+    /// Another thread's use of the lent core, in place, while its owner
+    /// thread goes on with its poll (module docs); `None` if no core is
+    /// lent here or another visit is under way. `f` must run no task code.
+    pub(crate) fn visit<R>(&self, f: impl FnOnce(&mut C) -> R) -> Option<R> {
+        if self
+            .visitor
+            .compare_exchange(false, true, SeqCst, Relaxed)
+            .is_err()
+        {
+            return None;
+        }
+        asym::heavy();
+        // Acquire: pairs with the borrow's Release as it ends.
+        while self.busy.load(Acquire) {
+            crate::loom::yield_now();
+        }
+        let out = NonNull::new(self.core.load(Acquire)).map(|mut core| {
+            // SAFETY: lent (non-null) and, with `visitor` set and no borrow
+            // under way, neither the owner nor a taker uses it until the
+            // visit ends (module docs).
+            f(unsafe { core.as_mut() })
+        });
+        // Release: our writes to the core happen before the owner's next
+        // borrow, or a taker's use of it.
+        self.visitor.store(false, Release);
+        out
     }
 
     /// Whether a core is lent now (the monitor's cheap check).
@@ -249,6 +323,73 @@ mod loom_model {
                 lent.borrow().is_none(),
                 "a borrow after the take finds nothing"
             );
+        });
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_visit_model {
+    use super::Lent;
+    use crate::loom::{Arc, UnsafeCell};
+    use loom::thread;
+
+    /// A core stand-in whose every use loom checks for a data race.
+    struct Probe(UnsafeCell<u32>);
+
+    impl Probe {
+        fn touch(&self) {
+            // SAFETY: exclusive if the protocol holds; loom checks that.
+            self.0.with_mut(|p| unsafe { *p += 1 });
+        }
+    }
+
+    /// An idle worker visits the core while its owner borrows it and then
+    /// takes it back at the end of its poll: no use of the core overlaps
+    /// another (loom fails the model on a racing access), and the owner's
+    /// take finds every visit's writes. Fails without the borrow's check of
+    /// `visitor`, or with the visit's CAS or the take's wait removed.
+    #[test]
+    fn a_visit_racing_borrows_and_the_owners_take_never_shares_the_core() {
+        loom::model(|| {
+            let lent = Arc::new(Lent::<Probe>::new());
+            lent.lend(Box::new(Probe(UnsafeCell::new(0))));
+            let visitor = {
+                let lent = lent.clone();
+                thread::spawn(move || lent.visit(|core| core.touch()).is_some())
+            };
+            let mut used = 0;
+            if let Some(core) = lent.borrow() {
+                core.touch();
+                used += 1;
+            }
+            let core = lent.take().expect("only the owner takes the core");
+            let visited = visitor.join().unwrap();
+            core.0.with(|p| {
+                // SAFETY: both threads are done with it.
+                assert_eq!(unsafe { *p }, used + u32::from(visited));
+            });
+        });
+    }
+
+    /// A visit racing the monitor's `take_away`: the taker waits for the
+    /// visit to end, or the visit finds the core gone.
+    #[test]
+    fn a_visit_racing_a_take_away_never_shares_the_core() {
+        loom::model(|| {
+            let lent = Arc::new(Lent::<Probe>::new());
+            lent.lend(Box::new(Probe(UnsafeCell::new(0))));
+            let visitor = {
+                let lent = lent.clone();
+                thread::spawn(move || lent.visit(|core| core.touch()).is_some())
+            };
+            let core = lent.take_away().expect("lent: the taker gets it");
+            core.touch();
+            let visited = visitor.join().unwrap();
+            core.0.with(|p| {
+                // SAFETY: both threads are done with it.
+                assert_eq!(unsafe { *p }, 1 + u32::from(visited));
+            });
+            assert!(lent.visit(|_| ()).is_none(), "nothing to visit after");
         });
     }
 }

@@ -28,6 +28,8 @@ pub(crate) struct WorkerCounters {
     pub(crate) overflows: AtomicU64,
     pub(crate) injector_pops: AtomicU64,
     pub(crate) slow_polls: AtomicU64,
+    pub(crate) forced_yields: AtomicU64,
+    pub(crate) visits: AtomicU64,
 }
 
 /// Increments a counter owned by the calling worker.
@@ -51,6 +53,8 @@ impl WorkerCounters {
             injector_pops: self.injector_pops.load(Relaxed),
             queue_depth,
             slow_polls: self.slow_polls.load(Relaxed),
+            forced_yields: self.forced_yields.load(Relaxed),
+            hidden_steals: self.visits.load(Relaxed),
             worst_polls: Vec::new(),
         }
     }
@@ -90,6 +94,12 @@ pub struct WorkerMetrics {
     /// its core to a hand-off meanwhile is counted in the runtime's
     /// hand-offs instead.
     pub slow_polls: u64,
+    /// Polls that ended because the task's cooperative budget was spent
+    /// (`spindle::task::coop`): the task yielded to let others run.
+    pub forced_yields: u64,
+    /// Times this worker took the fresh tasks (LIFO slot included) of
+    /// another worker stuck in a long poll.
+    pub hidden_steals: u64,
     /// The longest of those, longest first (a few).
     pub worst_polls: Vec<crate::SlowPoll>,
 }
@@ -162,8 +172,16 @@ impl std::fmt::Display for RuntimeMetrics {
         for w in &self.workers {
             write!(
                 f,
-                "  worker {}: queue {}, polls {}, spawns {}, steals {}, parks {}, slow polls {}",
-                w.index, w.queue_depth, w.polls, w.spawns, w.steals, w.parks, w.slow_polls
+                "  worker {}: queue {}, polls {}, spawns {}, steals {}, parks {}, slow polls {}, \
+                 forced yields {}",
+                w.index,
+                w.queue_depth,
+                w.polls,
+                w.spawns,
+                w.steals,
+                w.parks,
+                w.slow_polls,
+                w.forced_yields
             )?;
             for p in &w.worst_polls {
                 write!(f, "; task {:#x} {:?}", p.task, p.duration)?;

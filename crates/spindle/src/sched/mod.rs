@@ -280,6 +280,31 @@ where
     }
 }
 
+/// Spawns a fork–join child: a task like any [`spawn`]ed one (any worker
+/// may run it, and an idle one takes it), whose handle's await runs it
+/// right there, inline on the caller's stack, if no worker has started it
+/// yet. So a tree of forks awaited in fork order runs depth first on one
+/// worker, each child polled once, while idle workers steal subtrees
+/// (rayon's `join`, Coflux's `fork`).
+///
+/// The trade-off, asked for by name: a child run inline runs inside the
+/// parent's poll, so until it finishes the parent's other branches (a
+/// `timeout` or `select!` arm around the await) wait for it. Use `spawn`
+/// where they must not. Inline runs nest as deep as a stack budget allows
+/// (an eighth of the worker's stack, at most 256 KiB); past it the await
+/// suspends as for a plain `spawn`, and the child runs as a queued task.
+///
+/// # Panics
+/// Outside any runtime, as [`spawn`].
+#[track_caller]
+pub fn fork<F>(future: F) -> crate::task::Fork<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    spawn(future).join_here()
+}
+
 /// The driver of the runtime this thread is in (a hook on it: `hook.rs`),
 /// and the timer shard to arm on.
 pub(crate) fn current_driver() -> Option<(hook::Hook<driver::Driver>, usize)> {
@@ -346,18 +371,30 @@ pub(crate) fn on_scheduler_thread() -> bool {
 /// (`JoinHandle::poll`; `inline.rs`). `true` when that run also delivered
 /// the output to `dst` and freed the task (`Notified::run_joined`).
 ///
+/// On a multi-thread worker this happens only when the caller asked for it
+/// (`Inline::Asked`: a `Fork`): there, a task awaited inline would not run
+/// concurrently with its parent, and a `timeout` or `select!` around the
+/// await could not fire until it finished. On the current-thread runtime
+/// nothing else would run while the parent waits, so every await may.
+///
 /// # Safety
 /// Only `JoinHandle::poll` calls this, for its own task, with `dst` a
 /// `Poll<Result<T, JoinError>>` of the task's output type; on `true` the
 /// handle's reference is gone.
-pub(crate) unsafe fn run_inline_if_next(task: crate::task::RawTask, dst: *mut ()) -> bool {
+pub(crate) unsafe fn run_inline_if_next(
+    task: crate::task::RawTask,
+    dst: *mut (),
+    inline: crate::task::Inline,
+) -> bool {
     match current_core() {
         // SAFETY: CORE points to a live context (set by its guard); the
         // rest is forwarded from the caller.
-        CoreRef::Multi(w) => unsafe { (*w).run_inline_if_next(task, dst) },
+        CoreRef::Multi(w) if inline == crate::task::Inline::Asked => unsafe {
+            (*w).run_inline_if_next(task, dst)
+        },
         // SAFETY: as for `Multi`.
         CoreRef::Current(d) => unsafe { (*d).run_inline_if_next(task, dst) },
-        CoreRef::None => false,
+        CoreRef::Multi(_) | CoreRef::None => false,
     }
 }
 

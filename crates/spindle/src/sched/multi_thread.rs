@@ -39,6 +39,7 @@ use super::spin::{ParkYield, SpinBudget};
 use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
 use crate::blocking::Pool;
 use crate::loom::{lock, spin_loop, Arc, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::*};
+use crate::task::coop::Budget;
 use crate::task::registry::{Key, Registry};
 use crate::task::{JoinHandle, Notified, RawTask, Schedule};
 use std::future::Future;
@@ -98,6 +99,8 @@ pub(crate) struct Config {
     /// Register every task at spawn with where it was spawned (for the
     /// stall report and the dump).
     pub(crate) track_spawns: bool,
+    /// Units of cooperative budget per poll (`task/coop.rs`).
+    pub(crate) coop_budget: u32,
 }
 
 impl std::fmt::Debug for Config {
@@ -305,7 +308,8 @@ impl Shared {
         }
     }
 
-    fn notify_parked(&self) {
+    /// Wakes a sleeping worker unless one is searching already.
+    pub(crate) fn notify_parked(&self) {
         if let Some(i) = self.idle.worker_to_notify() {
             self.remotes[i].parker.unpark();
         }
@@ -803,25 +807,34 @@ impl WorkerCtx {
         })
     }
 
-    /// Polls `task`, counting the poll if it is slow (`diagnostics.rs`).
+    /// Polls `task` with a fresh cooperative budget, counting the poll if
+    /// it ends in a forced yield or is slow (`diagnostics.rs`).
     #[inline(always)]
     fn run_timed(&self, task: Notified) {
+        let budget = Budget::start(self.shared().config.coop_budget);
         let slow = &self.shared().slow_polls;
         let limit = slow.limit();
         if limit == u64::MAX {
-            return task.run();
-        }
-        let id = task.addr();
-        let start = diagnostics::stamp();
-        task.run();
-        let took = diagnostics::stamp().wrapping_sub(start);
-        if took > limit {
-            // Counted only by the core's holder (one writer); a poll that
-            // lost its core shows as a hand-off instead.
-            if self.lent.borrow().is_some() {
-                bump(&self.counters().slow_polls, 1);
+            task.run();
+        } else {
+            let id = task.addr();
+            let start = diagnostics::stamp();
+            task.run();
+            let took = diagnostics::stamp().wrapping_sub(start);
+            if took > limit {
+                // Counted only by the core's holder (one writer); a poll that
+                // lost its core shows as a hand-off instead.
+                if self.lent.borrow().is_some() {
+                    bump(&self.counters().slow_polls, 1);
+                }
+                slow.record(self.index, id, took);
             }
-            slow.record(self.index, id, took);
+        }
+        if budget.forced_yield() {
+            // As above: one writer, the core's holder.
+            if self.lent.borrow().is_some() {
+                bump(&self.counters().forced_yields, 1);
+            }
         }
     }
 
@@ -865,7 +878,56 @@ impl WorkerCtx {
                 }
             }
         }
+        if let Some(t) = self.steal_hidden(core) {
+            return Some(t);
+        }
         core.spin.missed();
+        None
+    }
+
+    /// Takes the fresh tasks (the LIFO slot's included) of a worker that
+    /// has hidden them inside one poll for longer than a short back-off,
+    /// visiting its lent core (`lent.rs`): the top one to run, the rest into
+    /// this worker's ring. A woken or spawned task so waits beside an idle
+    /// worker for microseconds at most, not for the end of its waker's poll.
+    ///
+    /// The back-off (Go's thieves wait 3 µs before taking a running P's
+    /// `runnext`) leaves a poll that is about to end the time to run its
+    /// own next task: taken earlier, a message-passing pair would be split
+    /// across cores at every message.
+    fn steal_hidden(&self, core: &mut Core) -> Option<Notified> {
+        let shared = self.shared();
+        for (victim, remote) in shared.remotes.iter().enumerate() {
+            let hides = || remote.counters.hides_fresh.load(Relaxed);
+            if victim == self.index || !hides() {
+                continue;
+            }
+            let polls = remote.counters.polls.load(Relaxed);
+            hidden_backoff();
+            if remote.counters.polls.load(Relaxed) != polls || !hides() {
+                continue; // its poll ended: it runs them itself
+            }
+            let lent = lock(&remote.active).clone();
+            let queue = &mut core.queue;
+            let taken = lent.visit(|theirs| {
+                let top = theirs.fresh.pop()?;
+                let mut rest = 0;
+                while let Some(t) = theirs.fresh.pop_oldest() {
+                    queue.push_back(t, &shared.inject);
+                    rest += 1;
+                }
+                remote.counters.hides_fresh.store(false, Relaxed);
+                Some((top, rest))
+            });
+            if let Some(Some((top, rest))) = taken {
+                bump(&self.counters().visits, 1);
+                bump(&self.counters().steals, 1 + rest as u64);
+                if rest > 0 {
+                    shared.notify_parked();
+                }
+                return Some(top);
+            }
+        }
         None
     }
 
@@ -946,6 +1008,24 @@ impl WorkerCtx {
         Some(core)
     }
 }
+
+/// The pause before visiting a worker whose poll hides fresh tasks
+/// (`WorkerCtx::steal_hidden`): a few microseconds.
+fn hidden_backoff() {
+    #[cfg(not(loom))]
+    {
+        let start = std::time::Instant::now();
+        while start.elapsed() < HIDDEN_BACKOFF {
+            spin_loop();
+        }
+    }
+    #[cfg(loom)]
+    spin_loop();
+}
+
+/// See `hidden_backoff`.
+#[cfg(not(loom))]
+const HIDDEN_BACKOFF: Duration = Duration::from_micros(3);
 
 impl Core {
     fn next_rand(&mut self) -> u32 {
@@ -1058,6 +1138,7 @@ fn test_build(workers: usize) -> (Arc<Shared>, Vec<Core>) {
         stall_after: None,
         on_stall: std::sync::Arc::new(diagnostics::print_stall),
         track_spawns: false,
+        coop_budget: crate::task::coop::DEFAULT_BUDGET,
     };
     let pool = Pool::new(1, Duration::from_secs(1), "test-blocking".into());
     build(workers, config, pool).unwrap()

@@ -1,14 +1,16 @@
 //! `JoinHandle<T>`: await a task's output; `abort` it; ask if it finished.
 //!
-//! Awaiting a handle whose task has not started and is one of the awaiting
-//! worker's fresh tasks (spawned or woken there during the current poll)
-//! runs that task right away, inside the await, instead of suspending the
-//! caller first (`sched/inline.rs`); the result is the same, one suspension
-//! and queue round trip cheaper, and a tree of tasks awaited in spawn order
-//! runs depth first. The
+//! Awaiting a `JoinHandle` suspends the caller until the task finishes; the
+//! task runs concurrently, on whichever worker gets to it first. Only where
+//! nobody could tell the difference (the current-thread runtime, where the
+//! awaiting task could not run anyway) does the await run a task that has
+//! not started right there, inside the await (`sched/inline.rs`). A [`Fork`]
+//! (`crate::fork`, [`JoinHandle::join_here`]) asks for that inline run on
+//! every runtime: the fork–join trade-off, by name. The
 //! poll that returns `Ready` also lets go of the handle's reference (the
 //! output is taken; nothing else is left to read), so dropping a joined
-//! handle costs nothing.
+//! handle costs nothing. Each completed await spends a unit of the task's
+//! cooperative budget (`coop.rs`).
 //!
 //! **Dropping a `JoinHandle` detaches the task** (as in Tokio and
 //! `std::thread`): it runs on to completion and its output is dropped. Use
@@ -80,17 +82,40 @@ impl<T> JoinHandle<T> {
 impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.poll_join(cx, Inline::WhereUnseen)
+    }
+}
+
+impl<T> JoinHandle<T> {
+    /// Awaits the task the way a [`Fork`] does: if it has not started and
+    /// is still among this worker's fresh tasks, it runs here, inline, on
+    /// the caller's stack (see [`crate::fork`] for the trade-off).
+    pub fn join_here(self) -> Fork<T> {
+        Fork(self)
+    }
+
+    /// One poll of the join, running the task inline first where `inline`
+    /// allows (`sched::run_inline_if_next`).
+    fn poll_join(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        inline: Inline,
+    ) -> Poll<Result<T, JoinError>> {
         let raw = self.raw.expect("JoinHandle polled after it returned Ready");
+        let progress = std::task::ready!(super::coop::poll_proceed(cx));
         let mut out: Poll<Result<T, JoinError>> = Poll::Pending;
         if !raw.state().is(super::state::COMPLETE) {
-            // Awaiting a task that this worker would run next anyway (spawn,
-            // then await): run it here and now, saving a suspension of the
-            // caller and a trip through the queue. When nobody else holds
-            // the task, that run hands the output over and frees the cell.
+            // Awaiting a task that this thread would run soon anyway: run
+            // it here and now, saving a suspension of the caller and a trip
+            // through the queue. When nobody else holds the task, that run
+            // hands the output over and frees the cell.
             // SAFETY: this is the task's handle, and `out` has its output type.
-            if unsafe { crate::sched::run_inline_if_next(raw, &mut out as *mut _ as *mut ()) } {
+            if unsafe {
+                crate::sched::run_inline_if_next(raw, &mut out as *mut _ as *mut (), inline)
+            } {
                 self.raw = None;
+                progress.made_progress();
                 return out;
             }
         }
@@ -102,8 +127,52 @@ impl<T> Future for JoinHandle<T> {
             // this handle to do but let go of the cell.
             self.raw = None;
             raw.drop_ref();
+            progress.made_progress();
         }
         out
+    }
+}
+
+/// When awaiting a task may run it inline (`sched::run_inline_if_next`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Inline {
+    /// Only where nobody could see the difference: on the current-thread
+    /// runtime, where nothing else runs while the awaiting task waits.
+    WhereUnseen,
+    /// Wherever the task is still this thread's fresh task: the caller
+    /// asked for it by name (`fork`, `join_here`).
+    Asked,
+}
+
+/// A fork–join child's handle ([`crate::fork`], [`JoinHandle::join_here`]):
+/// a [`JoinHandle`] whose await runs the child inline, on the caller's
+/// stack, if no worker has started it yet.
+#[must_use = "dropping a Fork detaches the task; await it, or call `abort`"]
+#[derive(Debug)]
+pub struct Fork<T>(JoinHandle<T>);
+
+impl<T> Fork<T> {
+    /// See [`JoinHandle::abort`].
+    pub fn abort(&self) {
+        self.0.abort()
+    }
+
+    /// See [`JoinHandle::is_finished`].
+    pub fn is_finished(&self) -> bool {
+        self.0.is_finished()
+    }
+
+    /// The plain handle, whose await never runs the task inline.
+    pub fn into_handle(self) -> JoinHandle<T> {
+        self.0
+    }
+}
+
+impl<T> Future for Fork<T> {
+    type Output = Result<T, JoinError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0).poll_join(cx, Inline::Asked)
     }
 }
 

@@ -4,6 +4,7 @@
 //! (`registry.rs`).
 
 mod alloc;
+pub mod coop;
 mod error;
 mod join;
 pub(crate) mod raw;
@@ -18,7 +19,8 @@ pub(crate) use waker::{abort_handle_of, is_task_waker, notify_in_place, wake_all
 
 pub(crate) use error::panic_message;
 pub use error::JoinError;
-pub use join::{AbortHandle, AbortOnDrop, JoinHandle};
+pub(crate) use join::Inline;
+pub use join::{AbortHandle, AbortOnDrop, Fork, JoinHandle};
 pub(crate) use raw::{Notified, RawTask, Schedule, Submit};
 
 /// Tasks for unit tests that are never run: their `Notified` is dropped

@@ -105,42 +105,44 @@ impl Future for Sleep {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = self.get_mut();
-        match this.timer {
-            Timer::Armed(ref driver, slot) => {
-                if !driver.timers.poll(slot, cx.waker()) {
-                    return Poll::Pending;
+        crate::task::coop::spend(cx, |cx| {
+            let this = self.get_mut();
+            match this.timer {
+                Timer::Armed(ref driver, slot) => {
+                    if !driver.timers.poll(slot, cx.waker()) {
+                        return Poll::Pending;
+                    }
+                    // Fired, and freed by that poll; a later poll reads the clock.
+                    this.timer = Timer::Unarmed { check_clock: true };
+                    return Poll::Ready(());
                 }
-                // Fired, and freed by that poll; a later poll reads the clock.
-                this.timer = Timer::Unarmed { check_clock: true };
-                return Poll::Ready(());
-            }
-            Timer::Unarmed { check_clock } => {
-                if check_clock && this.elapsed_at(Instant::now()) {
-                    return Poll::Ready(()); // also every poll after completion
+                Timer::Unarmed { check_clock } => {
+                    if check_clock && this.elapsed_at(Instant::now()) {
+                        return Poll::Ready(()); // also every poll after completion
+                    }
                 }
             }
-        }
-        let (driver, shard) = crate::sched::current_driver().unwrap_or_else(|| {
-            panic!(
-                "spindle::time: a timer was polled outside a spindle runtime; \
-                 run it inside `Runtime::block_on` or a spawned task"
-            )
-        });
-        let Some(deadline) = this.deadline else {
-            return Poll::Pending; // never: no timer needed, nothing will wake it
-        };
-        match driver.timers.arm(shard, deadline, cx.waker()) {
-            Armed::Due => Poll::Ready(()),
-            Armed::Filed { slot, notify } => {
-                if notify {
-                    driver.notify();
+            let (driver, shard) = crate::sched::current_driver().unwrap_or_else(|| {
+                panic!(
+                    "spindle::time: a timer was polled outside a spindle runtime; \
+                     run it inside `Runtime::block_on` or a spawned task"
+                )
+            });
+            let Some(deadline) = this.deadline else {
+                return Poll::Pending; // never: no timer needed, nothing will wake it
+            };
+            match driver.timers.arm(shard, deadline, cx.waker()) {
+                Armed::Due => Poll::Ready(()),
+                Armed::Filed { slot, notify } => {
+                    if notify {
+                        driver.notify();
+                    }
+                    this.timer = Timer::Armed(driver, slot);
+                    Poll::Pending
                 }
-                this.timer = Timer::Armed(driver, slot);
-                Poll::Pending
+                Armed::ShutDown => Poll::Pending,
             }
-            Armed::ShutDown => Poll::Pending,
-        }
+        })
     }
 }
 

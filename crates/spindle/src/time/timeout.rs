@@ -72,7 +72,9 @@ impl<F: Future> Future for Timeout<F> {
             future.set(None);
             return Poll::Ready(Ok(v));
         }
-        match Pin::new(sleep).poll(cx) {
+        // Without a budget: an inner future that spent the task's budget
+        // (and was refused) must not keep its deadline from being seen.
+        match crate::task::coop::unlimited(|| Pin::new(sleep).poll(cx)) {
             Poll::Ready(()) => {
                 future.set(None); // cancel the inner future now
                 Poll::Ready(Err(Elapsed(())))

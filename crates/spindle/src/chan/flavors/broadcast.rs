@@ -301,8 +301,10 @@ pub struct Recv<'a, T> {
 impl<T: Clone> Future for Recv<'_, T> {
     type Output = Result<T, RecvError>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        this.rx.poll_recv(&mut this.key, cx)
+        crate::task::coop::spend(cx, |cx| {
+            let this = self.get_mut();
+            this.rx.poll_recv(&mut this.key, cx)
+        })
     }
 }
 
@@ -321,18 +323,20 @@ impl<T> Drop for Recv<'_, T> {
 impl<T: Clone> futures_core::Stream for Receiver<T> {
     type Item = T;
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        let this = self.get_mut();
-        let mut key = this.stream_key.take();
-        let out = loop {
-            match this.poll_recv(&mut key, cx) {
-                Poll::Ready(Ok(v)) => break Poll::Ready(Some(v)),
-                Poll::Ready(Err(RecvError::Closed)) => break Poll::Ready(None),
-                Poll::Ready(Err(RecvError::Lagged(_))) => continue,
-                Poll::Pending => break Poll::Pending,
-            }
-        };
-        this.stream_key = key;
-        out
+        crate::task::coop::spend(cx, |cx| {
+            let this = self.get_mut();
+            let mut key = this.stream_key.take();
+            let out = loop {
+                match this.poll_recv(&mut key, cx) {
+                    Poll::Ready(Ok(v)) => break Poll::Ready(Some(v)),
+                    Poll::Ready(Err(RecvError::Closed)) => break Poll::Ready(None),
+                    Poll::Ready(Err(RecvError::Lagged(_))) => continue,
+                    Poll::Pending => break Poll::Pending,
+                }
+            };
+            this.stream_key = key;
+            out
+        })
     }
 }
 

@@ -139,17 +139,19 @@ impl<T> Receiver<T> {
 impl<T> Future for Receiver<T> {
     type Output = Result<T, RecvError>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut g = lock(&self.inner);
-        if let Some(v) = g.value.take() {
-            return Poll::Ready(Ok(v));
-        }
-        if g.tx_gone {
-            return Poll::Ready(Err(RecvError));
-        }
-        if !g.rx_waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            g.rx_waker = Some(cx.waker().clone());
-        }
-        Poll::Pending
+        crate::task::coop::spend(cx, |cx| {
+            let mut g = lock(&self.inner);
+            if let Some(v) = g.value.take() {
+                return Poll::Ready(Ok(v));
+            }
+            if g.tx_gone {
+                return Poll::Ready(Err(RecvError));
+            }
+            if !g.rx_waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                g.rx_waker = Some(cx.waker().clone());
+            }
+            Poll::Pending
+        })
     }
 }
 

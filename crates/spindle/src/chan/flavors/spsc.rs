@@ -246,33 +246,35 @@ impl<T> Unpin for Push<'_, T> {}
 impl<T> Future for Push<'_, T> {
     type Output = Result<(), SendError<T>>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        for round in 0..2 {
-            let v = this.value.take().expect("push polled after completion");
-            match this.p.try_push(v) {
-                Ok(()) => {
-                    this.p
-                        .ring
-                        .prod_wait
-                        .complete(&mut this.p.key, Signal::Fence);
-                    return Poll::Ready(Ok(()));
+        crate::task::coop::spend(cx, |cx| {
+            let this = self.get_mut();
+            for round in 0..2 {
+                let v = this.value.take().expect("push polled after completion");
+                match this.p.try_push(v) {
+                    Ok(()) => {
+                        this.p
+                            .ring
+                            .prod_wait
+                            .complete(&mut this.p.key, Signal::Fence);
+                        return Poll::Ready(Ok(()));
+                    }
+                    Err(TrySendError::Closed(v)) => {
+                        this.p
+                            .ring
+                            .prod_wait
+                            .complete(&mut this.p.key, Signal::Fence);
+                        return Poll::Ready(Err(SendError(v)));
+                    }
+                    Err(TrySendError::Full(v)) => this.value = Some(v),
                 }
-                Err(TrySendError::Closed(v)) => {
-                    this.p
-                        .ring
-                        .prod_wait
-                        .complete(&mut this.p.key, Signal::Fence);
-                    return Poll::Ready(Err(SendError(v)));
+                if round == 0 {
+                    let ring = &*this.p.ring;
+                    ring.prod_wait
+                        .register(&mut this.p.key, cx.waker(), Signal::Fence);
                 }
-                Err(TrySendError::Full(v)) => this.value = Some(v),
             }
-            if round == 0 {
-                let ring = &*this.p.ring;
-                ring.prod_wait
-                    .register(&mut this.p.key, cx.waker(), Signal::Fence);
-            }
-        }
-        Poll::Pending
+            Poll::Pending
+        })
     }
 }
 
@@ -466,32 +468,34 @@ pub struct Pop<'a, T> {
 impl<T> Future for Pop<'_, T> {
     type Output = Result<T, RecvError>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        for round in 0..2 {
-            match this.c.try_pop() {
-                Ok(v) => {
-                    this.c
-                        .ring
-                        .cons_wait
-                        .complete(&mut this.c.key, Signal::Fence);
-                    return Poll::Ready(Ok(v));
+        crate::task::coop::spend(cx, |cx| {
+            let this = self.get_mut();
+            for round in 0..2 {
+                match this.c.try_pop() {
+                    Ok(v) => {
+                        this.c
+                            .ring
+                            .cons_wait
+                            .complete(&mut this.c.key, Signal::Fence);
+                        return Poll::Ready(Ok(v));
+                    }
+                    Err(TryRecvError::Closed) => {
+                        this.c
+                            .ring
+                            .cons_wait
+                            .complete(&mut this.c.key, Signal::Fence);
+                        return Poll::Ready(Err(RecvError));
+                    }
+                    Err(TryRecvError::Empty) => {}
                 }
-                Err(TryRecvError::Closed) => {
-                    this.c
-                        .ring
-                        .cons_wait
-                        .complete(&mut this.c.key, Signal::Fence);
-                    return Poll::Ready(Err(RecvError));
+                if round == 0 {
+                    let ring = &*this.c.ring;
+                    ring.cons_wait
+                        .register(&mut this.c.key, cx.waker(), Signal::Fence);
                 }
-                Err(TryRecvError::Empty) => {}
             }
-            if round == 0 {
-                let ring = &*this.c.ring;
-                ring.cons_wait
-                    .register(&mut this.c.key, cx.waker(), Signal::Fence);
-            }
-        }
-        Poll::Pending
+            Poll::Pending
+        })
     }
 }
 

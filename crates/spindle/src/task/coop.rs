@@ -1,0 +1,302 @@
+//! The cooperative budget: a task that keeps finding its operations ready
+//! yields now and then, so that it cannot keep its worker (or the
+//! current-thread runtime) from the other tasks and from its timers.
+//!
+//! Every poll the scheduler makes of a task (and of a `block_on` future)
+//! starts with a budget (`Builder::coop_budget`, [`DEFAULT_BUDGET`] units).
+//! Each operation that could have made the task wait spends one unit when
+//! it completes: a channel send or receive, a `select!`, awaiting a
+//! `JoinHandle` or a `Fork` (an inline run included), a timer, a socket's
+//! readiness. Once the budget is spent, the next such operation wakes its
+//! task and returns `Pending`: the task goes to the back of its worker's
+//! queue (a self-wake during a poll is a yield) and everything queued
+//! before it runs first. An operation that returns `Pending` for its own
+//! reasons gets its unit back ([`Progress`]).
+//!
+//! Invariants:
+//! - Outside a poll made by a spindle scheduler, the budget is unlimited
+//!   (a spindle channel driven by another executor never yields for it).
+//! - `Budget::start` sets a poll's budget and its drop restores the one
+//!   before, so polls that nest (a `block_on` inside a blocking job that a
+//!   task awaits) each keep their own.
+//! - Inline runs (`Fork`, the current-thread runtime's awaits) do not
+//!   start a budget: the child's operations spend the parent's, as they
+//!   run inside the parent's poll.
+//! - A select's probing pass (`chan/select.rs`) never spends or refuses:
+//!   a refusal there would look like "not ready" and run an `else` arm.
+//!   The `select!` itself spends one unit per poll instead.
+//! - Under loom the budget is always unlimited: loom's threads share one
+//!   OS thread's locals, and the models check the protocols, not yields.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// Units each poll starts with unless the runtime's builder says otherwise
+/// (Tokio uses the same figure).
+pub const DEFAULT_BUDGET: u32 = 128;
+
+/// The `left` of a poll that has no budget.
+const UNLIMITED: u32 = u32::MAX;
+
+struct State {
+    /// Units left in this poll, or `UNLIMITED`.
+    left: Cell<u32>,
+    /// An operation of this poll was refused (a forced yield).
+    forced: Cell<bool>,
+}
+
+thread_local! {
+    static STATE: State = const {
+        State {
+            left: Cell::new(UNLIMITED),
+            forced: Cell::new(false),
+        }
+    };
+}
+
+/// A poll's budget, set by the scheduler around one poll (module docs).
+pub(crate) struct Budget {
+    prev_left: u32,
+    prev_forced: bool,
+}
+
+impl Budget {
+    /// Starts a budget of `units` for the poll about to run.
+    #[inline]
+    pub(crate) fn start(units: u32) -> Budget {
+        let units = if cfg!(loom) { UNLIMITED } else { units };
+        STATE.with(|s| Budget {
+            prev_left: s.left.replace(units),
+            prev_forced: s.forced.replace(false),
+        })
+    }
+
+    /// Whether an operation of this poll was refused: the poll ended in a
+    /// forced yield (the scheduler counts it).
+    #[inline]
+    pub(crate) fn forced_yield(&self) -> bool {
+        STATE.with(|s| s.forced.get())
+    }
+}
+
+impl Drop for Budget {
+    #[inline]
+    fn drop(&mut self) {
+        let _ = STATE.try_with(|s| {
+            s.left.set(self.prev_left);
+            s.forced.set(self.prev_forced);
+        });
+    }
+}
+
+/// One unit of the budget, taken by [`poll_proceed`]: given back when
+/// dropped, unless [`Progress::made_progress`] says the operation completed.
+#[must_use = "dropping it gives the unit back: call `made_progress` when the operation completed"]
+#[derive(Debug)]
+pub struct Progress {
+    spent: bool,
+}
+
+impl Progress {
+    /// The operation completed: the unit stays spent.
+    #[inline]
+    pub fn made_progress(mut self) {
+        self.spent = false;
+    }
+}
+
+impl Drop for Progress {
+    #[inline]
+    fn drop(&mut self) {
+        if self.spent {
+            let _ = STATE.try_with(|s| s.left.set(s.left.get().saturating_add(1)));
+        }
+    }
+}
+
+/// Takes a unit of the running task's budget before an operation that may
+/// complete at once. When the budget is spent, wakes the task and returns
+/// `Pending`: return `Pending` from your own future too, and the task
+/// yields. For leaf futures of your own that can be ready many times in a
+/// row:
+///
+/// ```
+/// use std::task::{Context, Poll};
+/// fn poll_next_item(cx: &mut Context<'_>, queue: &mut Vec<u32>) -> Poll<u32> {
+///     let progress = std::task::ready!(spindle::task::coop::poll_proceed(cx));
+///     match queue.pop() {
+///         Some(item) => {
+///             progress.made_progress();
+///             Poll::Ready(item)
+///         }
+///         None => Poll::Pending, // the unit goes back
+///     }
+/// }
+/// ```
+#[inline]
+pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<Progress> {
+    let left = STATE.try_with(|s| s.left.get()).unwrap_or(UNLIMITED);
+    if left == UNLIMITED {
+        return Poll::Ready(Progress { spent: false });
+    }
+    if left == 0 {
+        return refuse(cx);
+    }
+    STATE.with(|s| s.left.set(left - 1));
+    Poll::Ready(Progress { spent: true })
+}
+
+#[cold]
+fn refuse(cx: &mut Context<'_>) -> Poll<Progress> {
+    STATE.with(|s| s.forced.set(true));
+    cx.waker().wake_by_ref();
+    Poll::Pending
+}
+
+/// Whether the running task still has budget left (always `true` outside
+/// a scheduler's poll and inside [`unconstrained`]).
+pub fn has_budget_remaining() -> bool {
+    STATE.try_with(|s| s.left.get() != 0).unwrap_or(true)
+}
+
+/// Spends one unit, yielding first if the budget is spent: for a long
+/// computation made of steps that are all ready.
+pub async fn consume_budget() {
+    std::future::poll_fn(|cx| poll_proceed(cx).map(Progress::made_progress)).await
+}
+
+/// Runs `future` without a budget: none of its operations is ever refused
+/// and none spends the task's units. For a section that must not yield
+/// between its steps (and knows it stays short); nesting is harmless.
+pub fn unconstrained<F: Future>(future: F) -> Unconstrained<F> {
+    Unconstrained { future }
+}
+
+/// Future of [`unconstrained`].
+#[must_use = "futures do nothing unless polled"]
+#[derive(Debug)]
+pub struct Unconstrained<F> {
+    future: F,
+}
+
+impl<F: Future> Future for Unconstrained<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: `future` is structurally pinned: never moved out.
+        let future = unsafe { self.map_unchecked_mut(|u| &mut u.future) };
+        unlimited(|| future.poll(cx))
+    }
+}
+
+/// Runs `f` without a budget (as [`unconstrained`] does for a future).
+pub(crate) fn unlimited<R>(f: impl FnOnce() -> R) -> R {
+    // Restores the budget even if `f` unwinds.
+    struct Restore(u32);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = STATE.try_with(|s| s.left.set(self.0));
+        }
+    }
+    let _restore = Restore(STATE.with(|s| s.left.replace(UNLIMITED)));
+    f()
+}
+
+/// One budgeted operation: takes a unit (or refuses, yielding), runs `op`,
+/// and gives the unit back unless `op` completed.
+#[inline(always)]
+pub(crate) fn spend<T>(
+    cx: &mut Context<'_>,
+    op: impl FnOnce(&mut Context<'_>) -> Poll<T>,
+) -> Poll<T> {
+    let progress = std::task::ready!(poll_proceed(cx));
+    let out = op(cx);
+    if out.is_ready() {
+        progress.made_progress();
+    }
+    out
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    struct Count(AtomicUsize);
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, SeqCst);
+        }
+    }
+
+    fn spend(cx: &mut Context<'_>) -> bool {
+        match poll_proceed(cx) {
+            Poll::Ready(p) => {
+                p.made_progress();
+                true
+            }
+            Poll::Pending => false,
+        }
+    }
+
+    #[test]
+    fn a_spent_budget_refuses_wakes_and_reports_a_forced_yield() {
+        let woken = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = std::task::Waker::from(woken.clone());
+        let mut cx = Context::from_waker(&waker);
+        let budget = Budget::start(3);
+        assert!((0..3).all(|_| spend(&mut cx)));
+        assert!(!budget.forced_yield());
+        assert!(!spend(&mut cx), "the fourth operation is refused");
+        assert_eq!(woken.0.load(SeqCst), 1, "and the task woken to run again");
+        assert!(budget.forced_yield());
+        drop(budget);
+        assert!(
+            (0..1000).all(|_| spend(&mut cx)),
+            "unlimited outside a poll"
+        );
+    }
+
+    #[test]
+    fn a_unit_comes_back_when_the_operation_did_not_complete() {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let _budget = Budget::start(1);
+        for _ in 0..10 {
+            let p = poll_proceed(&mut cx);
+            assert!(p.is_ready());
+            drop(p); // Pending for its own reasons: refunded
+        }
+        assert!(spend(&mut cx));
+        assert!(!spend(&mut cx));
+    }
+
+    #[test]
+    fn unconstrained_sections_nest_and_leave_the_budget_as_it_was() {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let _budget = Budget::start(1);
+        let mut outer = std::pin::pin!(unconstrained(unconstrained(std::future::poll_fn(|cx| {
+            Poll::Ready((0..500).all(|_| spend(cx)))
+        }))));
+        assert_eq!(outer.as_mut().poll(&mut cx), Poll::Ready(true));
+        assert!(spend(&mut cx), "the poll's one unit is still there");
+        assert!(!spend(&mut cx));
+    }
+
+    #[test]
+    fn a_nested_budget_restores_the_outer_one() {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let outer = Budget::start(2);
+        assert!(spend(&mut cx));
+        {
+            let inner = Budget::start(1);
+            assert!(spend(&mut cx) && !spend(&mut cx));
+            assert!(inner.forced_yield());
+        }
+        assert!(!outer.forced_yield());
+        assert!(spend(&mut cx) && !spend(&mut cx));
+    }
+}

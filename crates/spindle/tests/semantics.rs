@@ -1,0 +1,478 @@
+//! Scheduling semantics a user relies on: a spawned task runs concurrently
+//! with its parent (timeouts and `select!` around it fire), a task that
+//! keeps finding its operations ready yields to the others (the cooperative
+//! budget), and a woken task never waits for its waker's long poll while a
+//! worker idles. The explicit fork–join API keeps inline runs, by name.
+//!
+//! Timed, with generous bounds: each test proves a behaviour (the sleeper
+//! runs while the loop goes on, the timeout fires long before the child
+//! ends), not a speed.
+
+mod common;
+
+use common::{counted, Gate};
+use spindle::chan;
+use spindle::time::{sleep, timeout};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Keeps a CPU busy for `d` without awaiting.
+fn compute(d: Duration) -> u64 {
+    let start = Instant::now();
+    let mut n = 0u64;
+    while start.elapsed() < d {
+        n = std::hint::black_box(n + 1);
+    }
+    n
+}
+
+fn two_workers() -> spindle::Runtime {
+    spindle::Builder::new_multi_thread()
+        .workers(2)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_timeout_around_a_spawned_busy_child_fires_on_time() {
+    let rt = two_workers();
+    rt.block_on(async {
+        let start = Instant::now();
+        let child = spindle::spawn(async { compute(Duration::from_millis(1500)) });
+        let got = timeout(Duration::from_millis(100), child).await;
+        let took = start.elapsed();
+        assert!(got.is_err(), "the timeout fired (took {took:?})");
+        assert!(took < Duration::from_millis(1000), "fired after {took:?}");
+    });
+}
+
+#[test]
+fn a_select_between_a_spawned_busy_child_and_a_sleep_takes_the_sleep() {
+    let rt = two_workers();
+    rt.block_on(async {
+        let start = Instant::now();
+        let mut child = spindle::spawn(async { compute(Duration::from_millis(1500)) });
+        let sleep_won = spindle::select! {
+            _ = &mut child => false,
+            _ = sleep(Duration::from_millis(100)) => true,
+        };
+        let took = start.elapsed();
+        assert!(sleep_won, "the busy child's arm won after {took:?}");
+        assert!(took < Duration::from_millis(1000), "took {took:?}");
+        child.await.unwrap();
+    });
+}
+
+#[test]
+fn a_race_between_a_spawned_busy_child_and_a_timer_is_won_by_the_timer() {
+    let rt = two_workers();
+    rt.block_on(async {
+        let start = Instant::now();
+        let busy = spindle::spawn(async { compute(Duration::from_millis(1500)) });
+        let timer = spindle::spawn(async { sleep(Duration::from_millis(100)).await });
+        let mut busy = busy;
+        let timer_first = spindle::select! {
+            _ = &mut busy => false,
+            _ = timer => true,
+        };
+        assert!(timer_first, "after {:?}", start.elapsed());
+        busy.await.unwrap();
+    });
+}
+
+/// Starts a task that sleeps 10 ms and records when it woke (from `start`).
+fn sleeper(start: Instant) -> spindle::JoinHandle<Duration> {
+    spindle::spawn(async move {
+        sleep(Duration::from_millis(10)).await;
+        start.elapsed()
+    })
+}
+
+/// On every flavour: a loop of spawn-and-await, whose awaits are all ready
+/// soon (or at once, where the child runs inline), lets a sleeper run long
+/// before the loop ends.
+#[test]
+fn a_spawn_await_loop_lets_a_sleeper_run() {
+    for (flavour, rt) in common::flavours() {
+        let woke = rt.block_on(async {
+            let start = Instant::now();
+            let woke = sleeper(start);
+            let looper = spindle::spawn(async move {
+                let mut n = 0u64;
+                while start.elapsed() < Duration::from_millis(500) {
+                    n += spindle::spawn(async { 1 }).await.unwrap();
+                }
+                n
+            });
+            let woke = woke.await.unwrap();
+            assert!(looper.await.unwrap() > 0);
+            woke
+        });
+        assert!(
+            woke < Duration::from_millis(250),
+            "{flavour}: the sleeper ran at {woke:?}, beside a 500 ms loop"
+        );
+    }
+}
+
+/// On every flavour: a loop over an always-ready `select!` (a closed
+/// channel) yields to a sleeper through the budget.
+#[test]
+fn a_loop_over_an_always_ready_select_lets_a_sleeper_run() {
+    for (flavour, rt) in common::flavours() {
+        let woke = rt.block_on(async {
+            let start = Instant::now();
+            let woke = sleeper(start);
+            let (tx, rx) = chan::bounded::<u32>(1);
+            drop(tx);
+            let mut closed = 0u64;
+            while start.elapsed() < Duration::from_millis(300) {
+                spindle::select! {
+                    r = rx.recv() => closed += u64::from(r.is_err()),
+                }
+            }
+            assert!(closed > 0);
+            woke.await.unwrap()
+        });
+        assert!(
+            woke < Duration::from_millis(200),
+            "{flavour}: the sleeper ran at {woke:?}, beside a 300 ms select loop"
+        );
+    }
+}
+
+/// A plain receive loop over a full channel, in a spawned task, on one
+/// thread: the budget makes it yield to a sleeper.
+#[test]
+fn a_receive_loop_over_a_full_channel_lets_a_sleeper_run() {
+    for (flavour, rt) in common::flavours() {
+        let woke = rt.block_on(async {
+            let start = Instant::now();
+            let woke = sleeper(start);
+            let (tx, rx) = chan::unbounded::<u64>();
+            let looper = spindle::spawn(async move {
+                let mut got = 0u64;
+                while start.elapsed() < Duration::from_millis(300) {
+                    tx.send(1).await.unwrap();
+                    got += rx.recv().await.unwrap();
+                }
+                got
+            });
+            let woke = woke.await.unwrap();
+            assert!(looper.await.unwrap() > 0);
+            woke
+        });
+        assert!(
+            woke < Duration::from_millis(200),
+            "{flavour}: the sleeper ran at {woke:?}"
+        );
+    }
+}
+
+/// Task `a` opens a gate task `b` waits at, then computes without yielding
+/// until `b` has run or `limit` passed; returns when `b` ran (from the
+/// gate's opening), if it did meanwhile. Two workers, no hand-off: `b`
+/// must be taken from `a`'s worker by the other one.
+fn woken_beside_the_waker(queued: bool, limit: Duration) -> Option<Duration> {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(2)
+        .handoff_after(None)
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let gate = Gate::new();
+        let ran = Arc::new(AtomicBool::new(false));
+        let (g, r) = (gate.clone(), ran.clone());
+        let b = spindle::spawn(async move {
+            g.wait().await;
+            r.store(true, SeqCst);
+        });
+        while !gate.has_waiters() {
+            spindle::yield_now().await;
+        }
+        let r = ran.clone();
+        let a = spindle::spawn(async move {
+            let start = Instant::now();
+            if queued {
+                gate.open_queued();
+            } else {
+                gate.open();
+            }
+            while !r.load(SeqCst) && start.elapsed() < limit {
+                std::hint::spin_loop();
+            }
+            r.load(SeqCst).then(|| start.elapsed())
+        });
+        let beside = a.await.unwrap();
+        b.await.unwrap();
+        beside
+    })
+}
+
+#[test]
+fn a_task_woken_by_a_long_poll_runs_on_the_idle_worker() {
+    // The woken task sits in the waker's LIFO slot; the idle worker takes
+    // it from there (woken by the monitor within a round, then a visit).
+    let took = woken_beside_the_waker(false, 2 * common::patience());
+    let took = took.expect("the woken task waited for its waker's poll to end");
+    assert!(took < Duration::from_millis(100), "it ran after {took:?}");
+}
+
+#[test]
+fn a_queued_wake_runs_on_an_idle_worker_while_the_waker_computes() {
+    assert!(
+        woken_beside_the_waker(true, 2 * common::patience()).is_some(),
+        "the task woken with wake_queued waited for its waker's poll to end"
+    );
+}
+
+#[test]
+fn a_task_spawned_by_a_long_poll_runs_on_the_idle_worker() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(2)
+        .handoff_after(None)
+        .build()
+        .unwrap();
+    let ran = rt.block_on(async {
+        spindle::spawn(async {
+            let ran = Arc::new(AtomicBool::new(false));
+            let r = ran.clone();
+            let child = spindle::spawn(async move { r.store(true, SeqCst) });
+            let start = Instant::now();
+            while !ran.load(SeqCst) && start.elapsed() < 2 * common::patience() {
+                std::hint::spin_loop();
+            }
+            child.await.unwrap();
+            ran.load(SeqCst)
+        })
+        .await
+        .unwrap()
+    });
+    assert!(ran, "the spawned child waited for its parent's poll to end");
+}
+
+// ------------------------------------------------------------ fork–join
+
+/// A fork–join tree whose parents await their children in fork order:
+/// `fanout`-ary, `depth` levels below the root; counts every poll of every
+/// task in `polls`; gives the number of tasks.
+fn fork_tree(polls: Arc<AtomicUsize>, fanout: u64, depth: u32) -> spindle::Fork<u64> {
+    let counter = polls.clone();
+    let task = async move {
+        if depth == 0 {
+            return 1;
+        }
+        let kids: Vec<_> = (0..fanout)
+            .map(|_| fork_tree(polls.clone(), fanout, depth - 1))
+            .collect();
+        let mut n = 1;
+        for k in kids {
+            n += k.await.unwrap();
+        }
+        n
+    };
+    spindle::fork(common::counted_into(task, &counter))
+}
+
+#[test]
+fn a_fork_tree_awaited_in_fork_order_runs_depth_first_inline() {
+    // Every pending sibling stays among the worker's fresh tasks (or the
+    // newest entries of the current-thread queue), so each await finds its
+    // child not started and runs it inline: every task is polled once.
+    // (With several workers, idle ones take subtrees and parents wait.)
+    let flavours = common::flavours()
+        .into_iter()
+        .filter(|(f, _)| *f != "4 workers");
+    for (flavour, rt) in flavours {
+        let polls = Arc::new(AtomicUsize::new(0));
+        let p = polls.clone();
+        let tasks = rt.block_on(async move {
+            spindle::spawn(async move { fork_tree(p, 4, 3).await.unwrap() })
+                .await
+                .unwrap()
+        });
+        assert_eq!(tasks, 1 + 4 + 16 + 64, "{flavour}");
+        assert_eq!(polls.load(SeqCst), 85, "{flavour}: one poll per task");
+    }
+}
+
+#[test]
+fn a_fork_tree_gives_every_output_on_every_flavour() {
+    for (flavour, rt) in common::flavours() {
+        let polls = Arc::new(AtomicUsize::new(0));
+        let p = polls.clone();
+        let tasks = rt.block_on(async move { fork_tree(p, 6, 4).await.unwrap() });
+        assert_eq!(
+            tasks,
+            (0..=4).map(|d| 6u64.pow(d)).sum::<u64>(),
+            "{flavour}"
+        );
+    }
+}
+
+#[test]
+fn awaiting_a_spawned_child_on_a_worker_suspends_the_parent() {
+    // Not inline on a multi-thread worker: the parent's first poll ends
+    // waiting, and the child runs as its own task.
+    let rt = two_workers();
+    let polls = rt.block_on(async {
+        let (parent, polls) = counted(async { spindle::spawn(async { 5 }).await.unwrap() });
+        assert_eq!(spindle::spawn(parent).await.unwrap(), 5);
+        polls.load(SeqCst)
+    });
+    assert_eq!(polls, 2, "suspended once, then woken by the child");
+}
+
+#[test]
+fn join_here_runs_a_spawned_child_inline_when_asked() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .build()
+        .unwrap();
+    let polls = rt.block_on(async {
+        let (parent, polls) =
+            counted(async { spindle::spawn(async { 5 }).join_here().await.unwrap() });
+        assert_eq!(spindle::spawn(parent).await.unwrap(), 5);
+        polls.load(SeqCst)
+    });
+    assert_eq!(polls, 1, "the child ran inside the parent's only poll");
+}
+
+/// Task `n` forks task `n - 1` and awaits it: nested inline runs, `n` deep.
+fn fork_chain(n: u32) -> spindle::Fork<u32> {
+    spindle::fork(async move {
+        if n == 0 {
+            0
+        } else {
+            fork_chain(n - 1).await.unwrap() + 1
+        }
+    })
+}
+
+#[test]
+fn forks_nested_beyond_the_stack_budget_fall_back_to_queued_tasks() {
+    // 256 KiB stacks leave inline runs 32 KiB (an eighth, `sched/inline.rs`);
+    // past that a fork's await suspends as a spawn's does, and the child
+    // runs as a queued task, instead of overflowing the stack.
+    const N: u32 = if cfg!(miri) { 50 } else { 20_000 };
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .thread_stack_size(256 * 1024)
+        .build()
+        .unwrap();
+    let got = rt.block_on(async { spindle::spawn(async { fork_chain(N).await.unwrap() }).await });
+    assert_eq!(got.unwrap(), N);
+}
+
+// ------------------------------------------------------------ the budget
+
+#[test]
+fn a_budget_of_zero_is_refused_at_build_naming_the_setting() {
+    for builder in [
+        spindle::Builder::new_multi_thread(),
+        spindle::Builder::new_current_thread(),
+    ] {
+        let err = builder.coop_budget(0).build().unwrap_err();
+        assert!(matches!(err, spindle::BuildError::InvalidBudget(_)));
+        assert!(err.to_string().contains("coop_budget(0)"), "{err}");
+    }
+}
+
+/// Receives `n` ready messages in one task and gives its poll count.
+async fn polls_to_receive(n: u64, unconstrained: bool) -> usize {
+    let (tx, rx) = chan::bounded::<u64>(n as usize);
+    for i in 0..n {
+        tx.try_send(i).unwrap();
+    }
+    let (task, polls) = counted(async move {
+        let drain = async {
+            let mut sum = 0;
+            for _ in 0..n {
+                sum += rx.recv().await.unwrap();
+            }
+            sum
+        };
+        if unconstrained {
+            spindle::task::coop::unconstrained(drain).await
+        } else {
+            drain.await
+        }
+    });
+    assert_eq!(spindle::spawn(task).await.unwrap(), n * (n - 1) / 2);
+    polls.load(SeqCst)
+}
+
+#[test]
+fn a_task_yields_once_per_budget_and_the_yields_are_counted() {
+    for (flavour, rt) in common::flavours() {
+        let polls = rt.block_on(polls_to_receive(1000, false));
+        // 1000 operations at 128 a poll: 7 forced yields, 8 polls.
+        assert_eq!(polls, 8, "{flavour}");
+        let forced: u64 = rt.metrics().workers.iter().map(|w| w.forced_yields).sum();
+        assert!(forced >= 7, "{flavour}: {forced} forced yields counted");
+    }
+}
+
+#[test]
+fn a_smaller_budget_yields_more_often() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .coop_budget(10)
+        .build()
+        .unwrap();
+    assert_eq!(rt.block_on(polls_to_receive(100, false)), 10);
+}
+
+#[test]
+fn an_unconstrained_section_never_yields_for_the_budget() {
+    for (flavour, rt) in common::flavours() {
+        assert_eq!(rt.block_on(polls_to_receive(1000, true)), 1, "{flavour}");
+    }
+}
+
+#[test]
+fn a_select_drain_loop_with_else_never_stops_early_for_the_budget() {
+    // The budget refuses at the select, never inside an arm: a refused
+    // arm would look empty and run the `else`, ending the drain early.
+    for (flavour, rt) in common::flavours() {
+        let got = rt.block_on(async {
+            let (tx, rx) = chan::bounded::<u32>(1000);
+            for i in 0..1000 {
+                tx.try_send(i).unwrap();
+            }
+            let mut got = 0;
+            loop {
+                spindle::select! {
+                    r = rx.recv() => { r.unwrap(); got += 1; },
+                    else => break,
+                }
+            }
+            got
+        });
+        assert_eq!(got, 1000, "{flavour}");
+    }
+}
+
+#[test]
+fn a_channel_outside_any_runtime_has_no_budget() {
+    // Driven by a plain executor: no yields, however many operations.
+    let (tx, rx) = chan::bounded::<u32>(1000);
+    let fut = std::pin::pin!(async move {
+        for i in 0..1000 {
+            tx.send(i).await.unwrap();
+        }
+        let mut sum = 0u64;
+        for _ in 0..1000 {
+            sum += u64::from(rx.recv().await.unwrap());
+        }
+        sum
+    });
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    assert_eq!(
+        fut.poll(&mut cx),
+        std::task::Poll::Ready(999 * 1000 / 2),
+        "done in one poll"
+    );
+}
