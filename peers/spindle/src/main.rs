@@ -474,25 +474,26 @@ async fn fizzbuzz(n: u64, zero_copy: bool) -> Measured {
     }
 }
 
-/// fork_inline (current-thread runtime): spawn a child returning i, await it
-/// at once, drop its handle; repeat.
+/// fork_inline (current-thread runtime): fork a child returning i, await it
+/// at once (`spindle::fork`: run inline, on this stack), drop its handle;
+/// repeat.
 async fn fork_inline(n: u64) -> u64 {
     let mut sum = 0;
     for i in 0..n {
-        sum += spindle::spawn(async move { i }).await.unwrap();
+        sum += spindle::fork(async move { i }).await.unwrap();
     }
     sum
 }
 
 /// fork_pool: W driver tasks; driver d forks the children i ≡ d (mod W) one
-/// at a time, awaiting each.
+/// at a time (`spindle::fork`), awaiting each.
 async fn fork_pool(n: u64, workers: usize) -> u64 {
     let drivers: Vec<_> = (0..workers as u64)
         .map(|d| {
             spindle::spawn(async move {
                 let mut sum = 0;
                 for i in (d..n).step_by(workers) {
-                    sum += spindle::spawn(async move { i }).await.unwrap();
+                    sum += spindle::fork(async move { i }).await.unwrap();
                 }
                 sum
             })
