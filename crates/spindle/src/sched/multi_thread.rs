@@ -611,9 +611,16 @@ impl WorkerCtx {
             bump(&self.counters().spawns, 1);
         }
         if why == Queued::Yielded {
+            // Work others may steal: wake a sleeper if nobody is searching,
+            // unless the ring held nothing else. Then the yielding task is
+            // this worker's very next one (after its fresh tasks), as a
+            // task capped out of the LIFO slot is (`next_lifo`), and a thief
+            // would only split a pair that yields for its budget.
+            let others_waiting = !core.queue.is_empty();
             self.push_to_ring(&mut core.queue, task);
-            // Work others may steal: wake a sleeper if nobody is searching.
-            self.shared().notify_parked();
+            if others_waiting {
+                self.shared().notify_parked();
+            }
             return;
         }
         let mut spilled = false;
@@ -892,9 +899,10 @@ impl WorkerCtx {
     /// worker for microseconds at most, not for the end of its waker's poll.
     ///
     /// The back-off (Go's thieves wait 3 µs before taking a running P's
-    /// `runnext`) leaves a poll that is about to end the time to run its
-    /// own next task: taken earlier, a message-passing pair would be split
-    /// across cores at every message.
+    /// `runnext`; a visit costs more, a membarrier that interrupts every
+    /// CPU running a worker, so it waits longer) leaves a poll that is about
+    /// to end the time to run its own next task: taken earlier, a
+    /// message-passing pair would be split across cores at every message.
     fn steal_hidden(&self, core: &mut Core) -> Option<Notified> {
         let shared = self.shared();
         for (victim, remote) in shared.remotes.iter().enumerate() {
@@ -1025,7 +1033,7 @@ fn hidden_backoff() {
 
 /// See `hidden_backoff`.
 #[cfg(not(loom))]
-const HIDDEN_BACKOFF: Duration = Duration::from_micros(3);
+const HIDDEN_BACKOFF: Duration = Duration::from_micros(20);
 
 impl Core {
     fn next_rand(&mut self) -> u32 {
