@@ -1074,36 +1074,41 @@ impl<T> Future for Send<'_, T> {
     type Output = Result<(), SendError<T>>;
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        crate::task::coop::spend(cx, |cx| {
-            let this = self.get_mut();
-            if this.sender.detached.load(Ordering::Relaxed) {
-                if let Some(v) = this.value.take() {
-                    return Poll::Ready(Err(SendError(v)));
-                }
-            }
-            // First poll, room in a ring: done here, inlined into the caller;
-            // otherwise the out-of-line poll starts where the fast path stopped.
-            // One call per `Seen` variant, each with a constant: one call taking
-            // the variant as a value cost ~3 % more instructions per message on
-            // chan_single (callgrind), the same on the receive side.
-            let chan = &this.sender.chan;
-            if this.key.is_none() {
-                match chan.send_fast(&mut this.value) {
-                    Ok(()) => return Poll::Ready(Ok(())),
-                    Err(Seen::Idle) => {
-                        return chan.poll_send(&mut this.value, &mut this.key, cx, Seen::Idle)
+        // The closure is inlined: this poll is the send's fast path.
+        crate::task::coop::spend(
+            cx,
+            #[inline(always)]
+            |cx| {
+                let this = self.get_mut();
+                if this.sender.detached.load(Ordering::Relaxed) {
+                    if let Some(v) = this.value.take() {
+                        return Poll::Ready(Err(SendError(v)));
                     }
-                    Err(Seen::Busy) => {
-                        return chan.poll_send(&mut this.value, &mut this.key, cx, Seen::Busy)
-                    }
-                    Err(Seen::Nothing) => {}
                 }
-            }
-            if let Flavor::Zero(z) = &chan.flavor {
-                return chan.poll_send_zero(z, &mut this.value, &mut this.key, cx);
-            }
-            chan.poll_send(&mut this.value, &mut this.key, cx, Seen::Nothing)
-        })
+                // First poll, room in a ring: done here, inlined into the caller;
+                // otherwise the out-of-line poll starts where the fast path stopped.
+                // One call per `Seen` variant, each with a constant: one call taking
+                // the variant as a value cost ~3 % more instructions per message on
+                // chan_single (callgrind), the same on the receive side.
+                let chan = &this.sender.chan;
+                if this.key.is_none() {
+                    match chan.send_fast(&mut this.value) {
+                        Ok(()) => return Poll::Ready(Ok(())),
+                        Err(Seen::Idle) => {
+                            return chan.poll_send(&mut this.value, &mut this.key, cx, Seen::Idle)
+                        }
+                        Err(Seen::Busy) => {
+                            return chan.poll_send(&mut this.value, &mut this.key, cx, Seen::Busy)
+                        }
+                        Err(Seen::Nothing) => {}
+                    }
+                }
+                if let Flavor::Zero(z) = &chan.flavor {
+                    return chan.poll_send_zero(z, &mut this.value, &mut this.key, cx);
+                }
+                chan.poll_send(&mut this.value, &mut this.key, cx, Seen::Nothing)
+            },
+        )
     }
 }
 
@@ -1328,34 +1333,43 @@ impl<T> Future for Recv<'_, T> {
     type Output = Result<T, RecvError>;
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        crate::task::coop::spend(cx, |cx| {
-            let this = self.get_mut();
-            // First poll, a message in a ring: done here, inlined into the caller.
-            // A `select!` probe of an empty ring stops here too (`poll_recv`
-            // would return the same `Pending`, registering nothing); otherwise an
-            // empty ring goes straight to registering.
-            if this.key.is_none() {
-                match this.chan.recv_fast() {
-                    Ok(claim) => {
-                        let taking = Taking {
-                            claim,
-                            chan: this.chan,
-                        };
-                        // SAFETY: the one read of this claim; `taking` frees the
-                        // slot when dropped, after this return value is built.
-                        return Poll::Ready(Ok(unsafe { taking.claim.read() }));
+        // The closure is inlined: this poll is the receive's fast path.
+        crate::task::coop::spend(
+            cx,
+            #[inline(always)]
+            |cx| {
+                let this = self.get_mut();
+                // First poll, a message in a ring: done here, inlined into the caller.
+                // A `select!` probe of an empty ring stops here too (`poll_recv`
+                // would return the same `Pending`, registering nothing); otherwise an
+                // empty ring goes straight to registering.
+                if this.key.is_none() {
+                    match this.chan.recv_fast() {
+                        Ok(claim) => {
+                            let taking = Taking {
+                                claim,
+                                chan: this.chan,
+                            };
+                            // SAFETY: the one read of this claim; `taking` frees the
+                            // slot when dropped, after this return value is built.
+                            return Poll::Ready(Ok(unsafe { taking.claim.read() }));
+                        }
+                        Err(Seen::Idle) if select::probing(cx) => return Poll::Pending,
+                        Err(Seen::Idle) => {
+                            return this.chan.poll_recv(&mut this.key, cx, Seen::Idle)
+                        }
+                        Err(Seen::Busy) => {
+                            return this.chan.poll_recv(&mut this.key, cx, Seen::Busy)
+                        }
+                        Err(Seen::Nothing) => {}
                     }
-                    Err(Seen::Idle) if select::probing(cx) => return Poll::Pending,
-                    Err(Seen::Idle) => return this.chan.poll_recv(&mut this.key, cx, Seen::Idle),
-                    Err(Seen::Busy) => return this.chan.poll_recv(&mut this.key, cx, Seen::Busy),
-                    Err(Seen::Nothing) => {}
                 }
-            }
-            match &this.chan.flavor {
-                Flavor::Zero(z) => z.poll_take(&mut this.key, cx.waker(), !select::probing(cx)),
-                _ => this.chan.poll_recv(&mut this.key, cx, Seen::Nothing),
-            }
-        })
+                match &this.chan.flavor {
+                    Flavor::Zero(z) => z.poll_take(&mut this.key, cx.waker(), !select::probing(cx)),
+                    _ => this.chan.poll_recv(&mut this.key, cx, Seen::Nothing),
+                }
+            },
+        )
     }
 }
 

@@ -63,7 +63,11 @@ impl<F: Future> Future for Budgeted<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> std::task::Poll<F::Output> {
         // SAFETY: `select` is structurally pinned: never moved out.
         let select = unsafe { self.map_unchecked_mut(|b| &mut b.select) };
-        crate::task::coop::spend(cx, |cx| crate::task::coop::unlimited(|| select.poll(cx)))
+        crate::task::coop::spend(
+            cx,
+            #[inline(always)]
+            |cx| crate::task::coop::unlimited(|| select.poll(cx)),
+        )
     }
 }
 

@@ -37,12 +37,13 @@ use std::task::{Context, Poll};
 /// (Tokio uses the same figure).
 pub const DEFAULT_BUDGET: u32 = 128;
 
-/// The `left` of a poll that has no budget.
-const UNLIMITED: u32 = u32::MAX;
-
+/// What a poll is left with: `left` counts down at every operation, and
+/// only reaching 0 asks whether the budget is `limited`. An unlimited
+/// poll starts at `u32::MAX` and is refilled there if it ever gets to 0, so
+/// the hot path is one load, one test and one store.
 struct State {
-    /// Units left in this poll, or `UNLIMITED`.
     left: Cell<u32>,
+    limited: Cell<bool>,
     /// An operation of this poll was refused (a forced yield).
     forced: Cell<bool>,
 }
@@ -50,15 +51,41 @@ struct State {
 thread_local! {
     static STATE: State = const {
         State {
-            left: Cell::new(UNLIMITED),
+            left: Cell::new(u32::MAX),
+            limited: Cell::new(false),
             forced: Cell::new(false),
         }
     };
 }
 
+/// What `Budget::start` and `unlimited` save and restore.
+#[derive(Clone, Copy)]
+struct Saved {
+    left: u32,
+    limited: bool,
+}
+
+impl Saved {
+    /// Puts `(left, limited)` in place, giving what was there.
+    fn swap(left: u32, limited: bool) -> Saved {
+        STATE.with(|s| Saved {
+            left: s.left.replace(left),
+            limited: s.limited.replace(limited),
+        })
+    }
+
+    fn restore(self) {
+        // `try_with`: also runs from destructors during thread teardown.
+        let _ = STATE.try_with(|s| {
+            s.left.set(self.left);
+            s.limited.set(self.limited);
+        });
+    }
+}
+
 /// A poll's budget, set by the scheduler around one poll (module docs).
 pub(crate) struct Budget {
-    prev_left: u32,
+    prev: Saved,
     prev_forced: bool,
 }
 
@@ -66,11 +93,11 @@ impl Budget {
     /// Starts a budget of `units` for the poll about to run.
     #[inline]
     pub(crate) fn start(units: u32) -> Budget {
-        let units = if cfg!(loom) { UNLIMITED } else { units };
-        STATE.with(|s| Budget {
-            prev_left: s.left.replace(units),
-            prev_forced: s.forced.replace(false),
-        })
+        let limited = !cfg!(loom);
+        Budget {
+            prev: Saved::swap(if limited { units } else { u32::MAX }, limited),
+            prev_forced: STATE.with(|s| s.forced.replace(false)),
+        }
     }
 
     /// Whether an operation of this poll was refused: the poll ended in a
@@ -84,10 +111,8 @@ impl Budget {
 impl Drop for Budget {
     #[inline]
     fn drop(&mut self) {
-        let _ = STATE.try_with(|s| {
-            s.left.set(self.prev_left);
-            s.forced.set(self.prev_forced);
-        });
+        self.prev.restore();
+        let _ = STATE.try_with(|s| s.forced.set(self.prev_forced));
     }
 }
 
@@ -95,24 +120,20 @@ impl Drop for Budget {
 /// dropped, unless [`Progress::made_progress`] says the operation completed.
 #[must_use = "dropping it gives the unit back: call `made_progress` when the operation completed"]
 #[derive(Debug)]
-pub struct Progress {
-    spent: bool,
-}
+pub struct Progress(());
 
 impl Progress {
     /// The operation completed: the unit stays spent.
     #[inline]
-    pub fn made_progress(mut self) {
-        self.spent = false;
+    pub fn made_progress(self) {
+        std::mem::forget(self);
     }
 }
 
 impl Drop for Progress {
     #[inline]
     fn drop(&mut self) {
-        if self.spent {
-            let _ = STATE.try_with(|s| s.left.set(s.left.get().saturating_add(1)));
-        }
+        let _ = STATE.try_with(|s| s.left.set(s.left.get().saturating_add(1)));
     }
 }
 
@@ -137,28 +158,43 @@ impl Drop for Progress {
 /// ```
 #[inline]
 pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<Progress> {
-    let left = STATE.try_with(|s| s.left.get()).unwrap_or(UNLIMITED);
-    if left == UNLIMITED {
-        return Poll::Ready(Progress { spent: false });
+    let spent = STATE.with(|s| {
+        let left = s.left.get();
+        s.left.set(left.wrapping_sub(1));
+        left != 0
+    });
+    if spent {
+        Poll::Ready(Progress(()))
+    } else {
+        at_zero(cx)
     }
-    if left == 0 {
-        return refuse(cx);
-    }
-    STATE.with(|s| s.left.set(left - 1));
-    Poll::Ready(Progress { spent: true })
 }
 
+/// `poll_proceed` found nothing left: an unlimited poll is refilled, a
+/// limited one refused.
 #[cold]
-fn refuse(cx: &mut Context<'_>) -> Poll<Progress> {
-    STATE.with(|s| s.forced.set(true));
-    cx.waker().wake_by_ref();
-    Poll::Pending
+fn at_zero(cx: &mut Context<'_>) -> Poll<Progress> {
+    let limited = STATE.with(|s| {
+        let limited = s.limited.get();
+        // Undoes the wrap (refused: 0 left), or refills (unlimited).
+        s.left.set(if limited { 0 } else { u32::MAX - 1 });
+        s.forced.set(limited);
+        limited
+    });
+    if limited {
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    } else {
+        Poll::Ready(Progress(()))
+    }
 }
 
 /// Whether the running task still has budget left (always `true` outside
 /// a scheduler's poll and inside [`unconstrained`]).
 pub fn has_budget_remaining() -> bool {
-    STATE.try_with(|s| s.left.get() != 0).unwrap_or(true)
+    STATE
+        .try_with(|s| s.left.get() != 0 || !s.limited.get())
+        .unwrap_or(true)
 }
 
 /// Spends one unit, yielding first if the budget is spent: for a long
@@ -194,13 +230,13 @@ impl<F: Future> Future for Unconstrained<F> {
 /// Runs `f` without a budget (as [`unconstrained`] does for a future).
 pub(crate) fn unlimited<R>(f: impl FnOnce() -> R) -> R {
     // Restores the budget even if `f` unwinds.
-    struct Restore(u32);
+    struct Restore(Saved);
     impl Drop for Restore {
         fn drop(&mut self) {
-            let _ = STATE.try_with(|s| s.left.set(self.0));
+            self.0.restore();
         }
     }
-    let _restore = Restore(STATE.with(|s| s.left.replace(UNLIMITED)));
+    let _restore = Restore(Saved::swap(u32::MAX, false));
     f()
 }
 
