@@ -41,12 +41,14 @@
 //!   every run of a slow hour, and took 1.5-3x as long). Each of these
 //!   must hold `HOG_CONFIRM` rounds in a row: a vCPU its host stalls for a
 //!   round makes any of them true for that round.
-//! - wakes a sleeping worker for the fresh tasks (the LIFO slot's
-//!   included) of a worker inside the same poll as last round: woken, it
-//!   visits that worker's core and takes them (`WorkerCtx::steal_hidden`),
-//!   so a task woken or spawned by a long poll waits one round at most
-//!   while a worker sleeps (a searching worker takes it within
-//!   microseconds, without the monitor).
+//! - wakes a sleeping worker for the tasks queued behind a worker inside
+//!   the same poll as last round: those in its ring (pushed there without
+//!   a wake-up: a yield, a task capped out of the LIFO slot) and its fresh
+//!   ones, the LIFO slot's included, which the woken worker takes by
+//!   visiting that worker's core (`WorkerCtx::steal_hidden`; the monitor
+//!   names the poll, and only a poll that lasted a round is visited). So
+//!   a task queued by a long poll waits about one round (0.5-2 ms) while
+//!   a worker idles.
 //! - serves due timers and ready I/O when nobody took a turn at the driver
 //!   for a whole round (every worker inside a long poll; busy workers with
 //!   short polls take turns every few dozen polls, and a parked worker waits
@@ -160,9 +162,14 @@ pub(crate) fn run(shared: Arc<Shared>) {
             }
             busy = true;
             lingering = true;
-            if remote.counters.hides_fresh.load(Relaxed) && shared.sleeping_workers() > 0 {
-                // Tasks hidden in a poll that has lasted a round: wake a
-                // sleeper, which takes them (`WorkerCtx::steal_hidden`).
+            let hides = remote.counters.hides_fresh.load(Relaxed);
+            if hides {
+                remote.want_visit(polls);
+            }
+            if (waiting > 0 || hides) && shared.sleeping_workers() > 0 {
+                // Tasks behind a poll that has lasted a round: wake a
+                // sleeper, which steals them from the ring, or takes the
+                // fresh ones (`WorkerCtx::steal_hidden`).
                 shared.notify_parked();
             }
             let stuck = now - seen[i].1;

@@ -122,6 +122,11 @@ pub(crate) struct Remote {
     pub(crate) counters: CachePadded<WorkerCounters>,
     /// The lending slot of the thread running this core now (`lent.rs`).
     pub(crate) active: Mutex<Arc<Lent>>,
+    /// Set by the monitor to one more than the poll count of a poll that
+    /// has hidden fresh tasks for a whole round (0: none): an idle worker
+    /// then takes them (`WorkerCtx::steal_hidden`), if that poll is still
+    /// the one running.
+    visit_at: AtomicU64,
 }
 
 impl Remote {
@@ -129,6 +134,22 @@ impl Remote {
     /// left it so far (`Stealer::taken`).
     pub(crate) fn ring(&self) -> (usize, u32) {
         (self.stealer.len(), self.stealer.taken())
+    }
+
+    /// The monitor: the poll numbered `polls` has hidden fresh tasks for a
+    /// round; an idle worker may take them while it lasts.
+    pub(crate) fn want_visit(&self, polls: u64) {
+        self.visit_at.store(polls + 1, Relaxed);
+    }
+
+    /// Whether the poll the monitor named is still running (and the ask
+    /// is cleared: one visit per ask).
+    fn visit_wanted(&self) -> bool {
+        if self.visit_at.load(Relaxed) == 0 {
+            return false;
+        }
+        let at = self.visit_at.swap(0, Relaxed);
+        at != 0 && self.counters.polls.load(Relaxed) + 1 == at
     }
 }
 
@@ -611,16 +632,14 @@ impl WorkerCtx {
             bump(&self.counters().spawns, 1);
         }
         if why == Queued::Yielded {
-            // Work others may steal: wake a sleeper if nobody is searching,
-            // unless the ring held nothing else. Then the yielding task is
-            // this worker's very next one (after its fresh tasks), as a
-            // task capped out of the LIFO slot is (`next_lifo`), and a thief
-            // would only split a pair that yields for its budget.
-            let others_waiting = !core.queue.is_empty();
+            // Behind the ring's tasks, waking nobody: a yield (the task's
+            // own, or its budget's) asks for this worker's other tasks to
+            // run first, and they are what runs next here. Woken for it, an
+            // idle worker would take one of them and split a pair that
+            // yields every few hundred messages across cores. Should this
+            // worker's poll then last, the monitor wakes a sleeper for its
+            // ring (`monitor.rs`).
             self.push_to_ring(&mut core.queue, task);
-            if others_waiting {
-                self.shared().notify_parked();
-            }
             return;
         }
         let mut spilled = false;
@@ -892,28 +911,18 @@ impl WorkerCtx {
         None
     }
 
-    /// Takes the fresh tasks (the LIFO slot's included) of a worker that
-    /// has hidden them inside one poll for longer than a short back-off,
+    /// Takes the fresh tasks (the LIFO slot's included) of a worker whose
+    /// poll has hidden them for a whole monitor round (`Remote::want_visit`),
     /// visiting its lent core (`lent.rs`): the top one to run, the rest into
-    /// this worker's ring. A woken or spawned task so waits beside an idle
-    /// worker for microseconds at most, not for the end of its waker's poll.
-    ///
-    /// The back-off (Go's thieves wait 3 µs before taking a running P's
-    /// `runnext`; a visit costs more, a membarrier that interrupts every
-    /// CPU running a worker, so it waits longer) leaves a poll that is about
-    /// to end the time to run its own next task: taken earlier, a
-    /// message-passing pair would be split across cores at every message.
+    /// this worker's ring. Only on the monitor's word: a visit costs a
+    /// membarrier that interrupts every CPU running a worker, and taken
+    /// from a poll about to end, a message-passing pair would be split
+    /// across cores.
     fn steal_hidden(&self, core: &mut Core) -> Option<Notified> {
         let shared = self.shared();
         for (victim, remote) in shared.remotes.iter().enumerate() {
-            let hides = || remote.counters.hides_fresh.load(Relaxed);
-            if victim == self.index || !hides() {
+            if victim == self.index || !remote.visit_wanted() {
                 continue;
-            }
-            let polls = remote.counters.polls.load(Relaxed);
-            hidden_backoff();
-            if remote.counters.polls.load(Relaxed) != polls || !hides() {
-                continue; // its poll ended: it runs them itself
             }
             let lent = lock(&remote.active).clone();
             let queue = &mut core.queue;
@@ -1017,24 +1026,6 @@ impl WorkerCtx {
     }
 }
 
-/// The pause before visiting a worker whose poll hides fresh tasks
-/// (`WorkerCtx::steal_hidden`): a few microseconds.
-fn hidden_backoff() {
-    #[cfg(not(loom))]
-    {
-        let start = std::time::Instant::now();
-        while start.elapsed() < HIDDEN_BACKOFF {
-            spin_loop();
-        }
-    }
-    #[cfg(loom)]
-    spin_loop();
-}
-
-/// See `hidden_backoff`.
-#[cfg(not(loom))]
-const HIDDEN_BACKOFF: Duration = Duration::from_micros(20);
-
 impl Core {
     fn next_rand(&mut self) -> u32 {
         // xorshift32: only spreads steal attempts across victims.
@@ -1064,6 +1055,7 @@ pub(crate) fn build(
             parker: Parker::with_driver(driver.clone()),
             counters: CachePadded(WorkerCounters::default()),
             active: Mutex::new(Arc::new(Lent::new())),
+            visit_at: AtomicU64::new(0),
         });
         cores.push(Core {
             fresh: Fresh::new(),
