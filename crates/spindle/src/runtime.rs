@@ -256,11 +256,13 @@ impl Builder {
         }
     }
 
-    /// Units of cooperative budget each task poll starts with
-    /// ([`crate::task::coop`]; 128 by default): after that many completed
-    /// channel, join, timer or I/O operations in one poll, the next one
-    /// makes the task yield. Zero is an error at `build`; to run a section
-    /// without a budget, wrap it in [`crate::task::coop::unconstrained`].
+    /// Units of cooperative budget a task poll starts with and is refilled
+    /// with ([`crate::task::coop`]; 128 by default): each completed
+    /// channel, join, timer or I/O operation spends one, and a spent budget
+    /// makes the task yield once its poll has run a slice (50 µs). Fewer
+    /// units look at the clock more often. Zero is an error at `build`; to
+    /// run a section without a budget, wrap it in
+    /// [`crate::task::coop::unconstrained`].
     pub fn coop_budget(mut self, units: u32) -> Builder {
         self.coop_budget = units;
         self

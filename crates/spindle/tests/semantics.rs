@@ -12,6 +12,7 @@ mod common;
 
 use common::{counted, Gate};
 use spindle::chan;
+use spindle::task::coop;
 use spindle::time::{sleep, timeout};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
@@ -380,55 +381,59 @@ fn a_budget_of_zero_is_refused_at_build_naming_the_setting() {
     }
 }
 
-/// Receives `n` ready messages in one task and gives its poll count.
-async fn polls_to_receive(n: u64, unconstrained: bool) -> usize {
-    let (tx, rx) = chan::bounded::<u64>(n as usize);
-    for i in 0..n {
-        tx.try_send(i).unwrap();
-    }
+/// Spends budget on always-ready steps for `busy` in one task; gives its
+/// poll count.
+async fn polls_while_busy(busy: Duration, unconstrained: bool) -> usize {
     let (task, polls) = counted(async move {
-        let drain = async {
-            let mut sum = 0;
-            for _ in 0..n {
-                sum += rx.recv().await.unwrap();
+        let steps = async {
+            let start = Instant::now();
+            while start.elapsed() < busy {
+                coop::consume_budget().await;
             }
-            sum
         };
         if unconstrained {
-            spindle::task::coop::unconstrained(drain).await
+            coop::unconstrained(steps).await
         } else {
-            drain.await
+            steps.await
         }
     });
-    assert_eq!(spindle::spawn(task).await.unwrap(), n * (n - 1) / 2);
+    spindle::spawn(task).await.unwrap();
     polls.load(SeqCst)
 }
 
+const BUSY: Duration = Duration::from_millis(20);
+
 #[test]
-fn a_task_yields_once_per_budget_and_the_yields_are_counted() {
+fn a_busy_task_yields_once_a_slice_and_the_yields_are_counted() {
+    // At most one poll a slice (a poll yields only once a slice has passed
+    // since it first spent its budget), and many of them in 20 ms.
+    let most = (BUSY.as_micros() / coop::SLICE.as_micros()) as usize + 1;
     for (flavour, rt) in common::flavours() {
-        let polls = rt.block_on(polls_to_receive(1000, false));
-        // 1000 operations at 128 a poll: 7 forced yields, 8 polls.
-        assert_eq!(polls, 8, "{flavour}");
+        let polls = rt.block_on(polls_while_busy(BUSY, false));
+        assert!((20..=most).contains(&polls), "{flavour}: {polls} polls");
         let forced: u64 = rt.metrics().workers.iter().map(|w| w.forced_yields).sum();
-        assert!(forced >= 7, "{flavour}: {forced} forced yields counted");
+        assert!(
+            forced as usize >= polls - 1,
+            "{flavour}: {forced} forced yields"
+        );
     }
 }
 
 #[test]
-fn a_smaller_budget_yields_more_often() {
+fn a_budget_of_one_unit_looks_at_the_clock_every_operation_and_still_yields() {
     let rt = spindle::Builder::new_multi_thread()
         .workers(1)
-        .coop_budget(10)
+        .coop_budget(1)
         .build()
         .unwrap();
-    assert_eq!(rt.block_on(polls_to_receive(100, false)), 10);
+    let polls = rt.block_on(polls_while_busy(BUSY, false));
+    assert!(polls >= 20, "{polls} polls");
 }
 
 #[test]
 fn an_unconstrained_section_never_yields_for_the_budget() {
     for (flavour, rt) in common::flavours() {
-        assert_eq!(rt.block_on(polls_to_receive(1000, true)), 1, "{flavour}");
+        assert_eq!(rt.block_on(polls_while_busy(BUSY, true)), 1, "{flavour}");
     }
 }
 

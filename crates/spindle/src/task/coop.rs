@@ -7,15 +7,27 @@
 //! Each operation that could have made the task wait spends one unit when
 //! it completes: a channel send or receive, a `select!`, awaiting a
 //! `JoinHandle` or a `Fork` (an inline run included), a timer, a socket's
-//! readiness. Once the budget is spent, the next such operation wakes its
-//! task and returns `Pending`: the task goes to the back of its worker's
-//! queue (a self-wake during a poll is a yield) and everything queued
-//! before it runs first. An operation that returns `Pending` for its own
-//! reasons gets its unit back ([`Progress`]).
+//! readiness. An operation that returns `Pending` for its own reasons gets
+//! its unit back ([`Progress`]).
+//!
+//! A spent budget is a moment to look at the clock, not yet a yield: the
+//! first time in a poll, the time is noted and the budget refilled; from
+//! then on it is refilled until the poll has run [`SLICE`] past that note,
+//! and then the next operation wakes its task and returns `Pending`. The
+//! task goes to the back of its worker's queue (a self-wake during a poll
+//! is a yield) and everything queued before it runs first. So a task never
+//! keeps its worker for much more than a slice, as Go's preemption bounds
+//! a goroutine by time, while a task whose operations fill or drain a
+//! channel in a few microseconds is not sent to the back of the queue in
+//! the middle of it. (A budget of units alone, as Tokio's, yielded every
+//! 128 operations: a producer yielded with its channel far from full and
+//! the channel rows ran 1.3-1.8x as long, through the extra polls and the
+//! park and wake-up of its partner at each one.)
 //!
 //! Invariants:
 //! - Outside a poll made by a spindle scheduler, the budget is unlimited
-//!   (a spindle channel driven by another executor never yields for it).
+//!   (`units == 0`: a spindle channel driven by another executor never
+//!   yields for it).
 //! - `Budget::start` sets a poll's budget and its drop restores the one
 //!   before, so polls that nest (a `block_on` inside a blocking job that a
 //!   task awaits) each keep their own.
@@ -32,18 +44,26 @@ use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
-/// Units each poll starts with unless the runtime's builder says otherwise
-/// (Tokio uses the same figure).
+/// Units between two looks at the clock unless the runtime's builder says
+/// otherwise (Tokio's budget has the same figure).
 pub const DEFAULT_BUDGET: u32 = 128;
 
+/// How long a poll may go on spending budgets before an operation makes it
+/// yield (module docs): well under the timers' 1 ms resolution.
+pub const SLICE: Duration = Duration::from_micros(50);
+
 /// What a poll is left with: `left` counts down at every operation, and
-/// only reaching 0 asks whether the budget is `limited`. An unlimited
-/// poll starts at `u32::MAX` and is refilled there if it ever gets to 0, so
-/// the hot path is one load, one test and one store.
+/// only reaching 0 looks further (`at_zero`). An unlimited poll (`units ==
+/// 0`) starts at `u32::MAX` and is refilled there if it ever gets to 0, so
+/// the hot path is one load, one test and one store either way.
 struct State {
     left: Cell<u32>,
-    limited: Cell<bool>,
+    /// The budget's size, refilled at each look at the clock; 0: unlimited.
+    units: Cell<u32>,
+    /// When this poll first spent its budget.
+    slice_from: Cell<Option<Instant>>,
     /// An operation of this poll was refused (a forced yield).
     forced: Cell<bool>,
 }
@@ -52,7 +72,8 @@ thread_local! {
     static STATE: State = const {
         State {
             left: Cell::new(u32::MAX),
-            limited: Cell::new(false),
+            units: Cell::new(0),
+            slice_from: Cell::new(None),
             forced: Cell::new(false),
         }
     };
@@ -62,15 +83,18 @@ thread_local! {
 #[derive(Clone, Copy)]
 struct Saved {
     left: u32,
-    limited: bool,
+    units: u32,
+    slice_from: Option<Instant>,
 }
 
 impl Saved {
-    /// Puts `(left, limited)` in place, giving what was there.
-    fn swap(left: u32, limited: bool) -> Saved {
+    /// Starts a budget of `units` (0: unlimited), giving what was there.
+    fn swap(units: u32) -> Saved {
+        let left = if units == 0 { u32::MAX } else { units };
         STATE.with(|s| Saved {
             left: s.left.replace(left),
-            limited: s.limited.replace(limited),
+            units: s.units.replace(units),
+            slice_from: s.slice_from.replace(None),
         })
     }
 
@@ -78,7 +102,8 @@ impl Saved {
         // `try_with`: also runs from destructors during thread teardown.
         let _ = STATE.try_with(|s| {
             s.left.set(self.left);
-            s.limited.set(self.limited);
+            s.units.set(self.units);
+            s.slice_from.set(self.slice_from);
         });
     }
 }
@@ -90,12 +115,12 @@ pub(crate) struct Budget {
 }
 
 impl Budget {
-    /// Starts a budget of `units` for the poll about to run.
+    /// Starts a budget of `units` (at least 1) for the poll about to run.
     #[inline]
     pub(crate) fn start(units: u32) -> Budget {
-        let limited = !cfg!(loom);
+        debug_assert!(units > 0, "checked by the builder");
         Budget {
-            prev: Saved::swap(if limited { units } else { u32::MAX }, limited),
+            prev: Saved::swap(if cfg!(loom) { 0 } else { units }),
             prev_forced: STATE.with(|s| s.forced.replace(false)),
         }
     }
@@ -170,31 +195,37 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<Progress> {
     }
 }
 
-/// `poll_proceed` found nothing left: an unlimited poll is refilled, a
-/// limited one refused.
+/// `poll_proceed` found the budget spent: an unlimited one is refilled;
+/// a limited one is refilled too until the poll has run a [`SLICE`] past
+/// its first spent budget, and refused after (module docs).
 #[cold]
 fn at_zero(cx: &mut Context<'_>) -> Poll<Progress> {
-    let limited = STATE.with(|s| {
-        let limited = s.limited.get();
-        // Undoes the wrap (refused: 0 left), or refills (unlimited).
-        s.left.set(if limited { 0 } else { u32::MAX - 1 });
-        s.forced.set(limited);
-        limited
+    let refused = STATE.with(|s| {
+        let units = s.units.get();
+        if units == 0 {
+            s.left.set(u32::MAX - 1);
+            return false;
+        }
+        let now = Instant::now();
+        let refused = match s.slice_from.get() {
+            None => {
+                s.slice_from.set(Some(now));
+                false
+            }
+            Some(from) => now.saturating_duration_since(from) >= SLICE,
+        };
+        // This operation's unit comes out of the refill; a refused poll
+        // stays at 0 (undoing the wrap).
+        s.left.set(if refused { 0 } else { units - 1 });
+        s.forced.set(s.forced.get() | refused);
+        refused
     });
-    if limited {
+    if refused {
         cx.waker().wake_by_ref();
         Poll::Pending
     } else {
         Poll::Ready(Progress(()))
     }
-}
-
-/// Whether the running task still has budget left (always `true` outside
-/// a scheduler's poll and inside [`unconstrained`]).
-pub fn has_budget_remaining() -> bool {
-    STATE
-        .try_with(|s| s.left.get() != 0 || !s.limited.get())
-        .unwrap_or(true)
 }
 
 /// Spends one unit, yielding first if the budget is spent: for a long
@@ -236,7 +267,7 @@ pub(crate) fn unlimited<R>(f: impl FnOnce() -> R) -> R {
             self.0.restore();
         }
     }
-    let _restore = Restore(Saved::swap(u32::MAX, false));
+    let _restore = Restore(Saved::swap(0));
     f()
 }
 
@@ -279,20 +310,33 @@ mod tests {
         }
     }
 
+    /// Operations that proceed before the first refusal (at most 1000).
+    fn spends_until_refused(cx: &mut Context<'_>) -> usize {
+        (0..1000).take_while(|_| spend(cx)).count()
+    }
+
+    fn let_the_slice_pass() {
+        std::thread::sleep(SLICE * 2);
+    }
+
     #[test]
-    fn a_spent_budget_refuses_wakes_and_reports_a_forced_yield() {
+    fn a_spent_budget_refuses_after_its_slice_wakes_and_reports_a_forced_yield() {
         let woken = Arc::new(Count(AtomicUsize::new(0)));
         let waker = std::task::Waker::from(woken.clone());
         let mut cx = Context::from_waker(&waker);
         let budget = Budget::start(3);
         assert!((0..3).all(|_| spend(&mut cx)));
+        assert!(spend(&mut cx), "a first spent budget is refilled");
         assert!(!budget.forced_yield());
-        assert!(!spend(&mut cx), "the fourth operation is refused");
+        let_the_slice_pass();
+        assert_eq!(spends_until_refused(&mut cx), 2, "the refill's last units");
         assert_eq!(woken.0.load(SeqCst), 1, "and the task woken to run again");
         assert!(budget.forced_yield());
+        assert!(!spend(&mut cx), "refused from then on");
         drop(budget);
-        assert!(
-            (0..1000).all(|_| spend(&mut cx)),
+        assert_eq!(
+            spends_until_refused(&mut cx),
+            1000,
             "unlimited outside a poll"
         );
     }
@@ -300,14 +344,16 @@ mod tests {
     #[test]
     fn a_unit_comes_back_when_the_operation_did_not_complete() {
         let mut cx = Context::from_waker(std::task::Waker::noop());
-        let _budget = Budget::start(1);
+        let _budget = Budget::start(5);
         for _ in 0..10 {
             let p = poll_proceed(&mut cx);
             assert!(p.is_ready());
             drop(p); // Pending for its own reasons: refunded
         }
-        assert!(spend(&mut cx));
-        assert!(!spend(&mut cx));
+        assert!((0..5).all(|_| spend(&mut cx)), "all five units are left");
+        assert!(spend(&mut cx), "refilled: the slice starts");
+        let_the_slice_pass();
+        assert_eq!(spends_until_refused(&mut cx), 4);
     }
 
     #[test]
@@ -319,6 +365,8 @@ mod tests {
         }))));
         assert_eq!(outer.as_mut().poll(&mut cx), Poll::Ready(true));
         assert!(spend(&mut cx), "the poll's one unit is still there");
+        assert!(spend(&mut cx), "refilled: the slice starts");
+        let_the_slice_pass();
         assert!(!spend(&mut cx));
     }
 
@@ -329,10 +377,15 @@ mod tests {
         assert!(spend(&mut cx));
         {
             let inner = Budget::start(1);
-            assert!(spend(&mut cx) && !spend(&mut cx));
+            assert!(spend(&mut cx) && spend(&mut cx));
+            let_the_slice_pass();
+            assert!(!spend(&mut cx));
             assert!(inner.forced_yield());
         }
         assert!(!outer.forced_yield());
-        assert!(spend(&mut cx) && !spend(&mut cx));
+        assert!(spend(&mut cx), "the outer poll's last unit");
+        assert!(spend(&mut cx), "refilled: its own slice starts only now");
+        let_the_slice_pass();
+        assert_eq!(spends_until_refused(&mut cx), 1);
     }
 }
