@@ -13,10 +13,11 @@ use crate::loom::{AtomicBool, AtomicU64, Ordering::Relaxed};
 #[derive(Default)]
 pub(crate) struct WorkerCounters {
     /// Not a metric: the monitor's hint that this worker holds fresh
-    /// tasks, which no other worker can see until its poll ends (set by the
-    /// owner at every local schedule and publish; a stale `true` only
-    /// makes a hand-off more eager, and it is never stale `false`:
-    /// `monitor.rs`). Here because the owner writes this line anyway.
+    /// tasks, which no other worker can see until its poll ends or a
+    /// visit takes them (set by the owner at every local schedule and
+    /// publish, cleared by a visit; a stale `true` only costs a visit that
+    /// finds nothing, and it is never stale `false`: `monitor.rs`). Here
+    /// because the owner writes this line anyway.
     pub(crate) hides_fresh: AtomicBool,
     pub(crate) polls: AtomicU64,
     pub(crate) spawns: AtomicU64,

@@ -23,17 +23,12 @@
 //!   loop spawning a million tasks) only after `HOG_FACTOR` times the
 //!   threshold, and only where others cannot reach what waits behind it:
 //!   its ring holds tasks that nobody took over the last round, or every
-//!   worker is inside a long poll (a single worker always is), or some
-//!   worker sleeps while the busy one hides fresh tasks that only its
-//!   thread sees (`WorkerCounters::hides_fresh`; a CPU is free for the new
-//!   thread then; only after `HIDDEN_FACTOR` thresholds, as there are few
-//!   such tasks) and has spawned nothing since the last round. A poll that
-//!   keeps spawning hides only its newest child: while a worker idles,
-//!   each spawn publishes the one before (`WorkerCtx::schedule_local`), so
-//!   nothing hidden waits longer than the gap between two spawns. (Without
-//!   that test, on a 16-core machine every spawn_1m run at 4 or more
-//!   workers had its spawn loop handed off past 100 ms, and took 3.5-8x
-//!   as long as at 2 workers: `docs/scaling.md`.) Otherwise the hand-off
+//!   worker is inside a long poll (a single worker always is). Fresh
+//!   tasks hidden behind it are no reason: a sleeping worker is woken to
+//!   take them (below). (Handed off for them instead, on a 16-core machine
+//!   every spawn_1m run at 4 or more workers had its spawn loop handed off
+//!   past 100 ms, and took 3.5-8x as long as at 2 workers:
+//!   `docs/scaling.md`.) Otherwise the hand-off
 //!   only adds a thread competing for the same cores, and sends every
 //!   later spawn of the busy poll through the injector: a spawn loop
 //!   publishes its tasks as it goes while a worker idles, so a worker that
@@ -79,12 +74,6 @@ const BUSY_BACKOFF: u32 = 4;
 /// when tasks queued behind it wait (its ring untouched, or every worker
 /// inside a long poll),
 const HOG_FACTOR: u32 = 20;
-/// or after this many when only its fresh tasks are hidden from a sleeping
-/// worker: at most `fresh::CAPACITY - 1` of them, which the busy poll
-/// often runs itself in the end (a loop that spawned them and now joins),
-/// so a new thread for them is mostly waste (spawn_1m: 0.74x the time
-/// without hog hand-offs in 11 alternating runs, at a factor of 20).
-const HIDDEN_FACTOR: u32 = 100;
 /// ... and once what waits behind it has been out of others' reach this
 /// many rounds in a row: a virtual machine's vCPU stalled by its host for a
 /// round looks like all of that for a moment (on this project's VM, spawn
@@ -105,8 +94,6 @@ pub(crate) fn run(shared: Arc<Shared>) {
     let mut unreachable_rounds = vec![0u32; n];
     // Per worker: its ring's `taken` count last round.
     let mut ring_taken = vec![0u32; n];
-    // Per worker: its spawn count last round.
-    let mut spawns_seen = vec![0u64; n];
     // This round's look at each worker: its thread's lending slot, whether a
     // core is lent there, and its poll count.
     let mut sampled: Vec<(Arc<Lent>, bool, u64)> = Vec::with_capacity(n);
@@ -150,9 +137,6 @@ pub(crate) fn run(shared: Arc<Shared>) {
             let (waiting, taken) = remote.ring();
             let ring_untouched = waiting > 0 && taken == ring_taken[i];
             ring_taken[i] = taken;
-            let spawns = remote.counters.spawns.load(Relaxed);
-            let spawned = spawns != spawns_seen[i];
-            spawns_seen[i] = spawns;
             if !lent || polls != seen[i].0 {
                 seen[i] = (polls, now);
                 probe[i] = None;
@@ -189,11 +173,8 @@ pub(crate) fn run(shared: Arc<Shared>) {
                         }
                     };
                     // Busy this long: hand off only what others cannot reach.
-                    let hides_from_sleepers = stuck >= t * HIDDEN_FACTOR
-                        && shared.sleeping_workers() > 0
-                        && remote.counters.hides_fresh.load(Relaxed);
                     let unreachable = &mut unreachable_rounds[i];
-                    if out_of_reach(ring_untouched, all_stuck, hides_from_sleepers, spawned) {
+                    if ring_untouched || all_stuck {
                         *unreachable += 1;
                     } else {
                         *unreachable = 0;
@@ -228,20 +209,6 @@ pub(crate) fn run(shared: Arc<Shared>) {
             (round * 2).min(MAX_ROUND)
         };
     }
-}
-
-/// Whether what waits behind a worker busy in one long poll is out of the
-/// other workers' reach this round (module docs): its ring holds tasks
-/// nobody took, or every worker is inside a long poll, or it hides fresh
-/// tasks from a sleeping worker and did not spawn since the last round (a
-/// poll that spawns on publishes all but its newest child as it goes).
-fn out_of_reach(
-    ring_untouched: bool,
-    all_stuck: bool,
-    hides_from_sleepers: bool,
-    spawned: bool,
-) -> bool {
-    ring_untouched || all_stuck || (hides_from_sleepers && !spawned)
 }
 
 /// The stall detector's memory between rounds.
@@ -293,24 +260,5 @@ impl Stall {
             }
             _ => {}
         }
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::out_of_reach;
-
-    #[test]
-    fn a_spawn_loop_hiding_its_newest_child_stays_in_reach() {
-        // Hiding fresh tasks from a sleeper while spawning: each spawn
-        // publishes the one before, so nothing waits on the busy thread.
-        assert!(!out_of_reach(false, false, true, true));
-        // The same poll once it stops spawning: its last child is stuck.
-        assert!(out_of_reach(false, false, true, false));
-        // A ring nobody takes from, or every worker stuck, is out of reach
-        // however busy the poll is spawning.
-        assert!(out_of_reach(true, false, false, true));
-        assert!(out_of_reach(false, true, false, true));
-        assert!(!out_of_reach(false, false, false, false));
     }
 }
