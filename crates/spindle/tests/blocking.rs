@@ -248,37 +248,6 @@ fn a_single_worker_busy_in_one_poll_is_handed_off_too() {
 }
 
 #[test]
-fn a_poll_spinning_until_its_hidden_child_runs_lets_the_idle_worker_take_it() {
-    // Two workers, the other one idle: a task spawns a child, which waits in
-    // this worker's fresh tasks (its LIFO slot), then spins until the child
-    // has run. The monitor wakes the idle worker, which visits the busy
-    // worker's core and takes the child (`WorkerCtx::steal_hidden`): no
-    // hand-off, no new thread.
-    let rt = spindle::Builder::new_multi_thread()
-        .workers(2)
-        .build()
-        .unwrap();
-    let ran = rt.block_on(async {
-        spindle::spawn(async {
-            let flag = Arc::new(AtomicBool::new(false));
-            let f = flag.clone();
-            drop(spindle::spawn(async move { f.store(true, SeqCst) }));
-            let start = Instant::now();
-            while !flag.load(SeqCst) && start.elapsed() < Duration::from_secs(30) {
-                std::hint::spin_loop();
-            }
-            flag.load(SeqCst)
-        })
-        .await
-        .unwrap()
-    });
-    assert!(ran, "the hidden child never ran");
-    let m = rt.metrics();
-    let taken: u64 = m.workers.iter().map(|w| w.hidden_steals).sum();
-    assert!(taken >= 1, "taken by a hand-off instead: {m:?}");
-}
-
-#[test]
 fn block_in_place_hands_the_worker_off_at_once() {
     let (beats, ms, m) = heartbeat_while_blocked(
         spindle::Builder::new_multi_thread().handoff_after(None),

@@ -91,27 +91,6 @@ rt_test! {
     }
 }
 
-/// A fork-join tree whose parents await their children in spawn order:
-/// `fanout`-ary, `depth` levels below the root; counts every poll of every
-/// task in `polls`; gives the number of tasks.
-fn tree(polls: Arc<AtomicUsize>, fanout: u64, depth: u32) -> spindle::JoinHandle<u64> {
-    let counter = polls.clone();
-    let task = async move {
-        if depth == 0 {
-            return 1;
-        }
-        let kids: Vec<_> = (0..fanout)
-            .map(|_| tree(polls.clone(), fanout, depth - 1))
-            .collect();
-        let mut n = 1;
-        for k in kids {
-            n += k.await.unwrap();
-        }
-        n
-    };
-    spindle::spawn(common::counted_into(task, &counter))
-}
-
 #[test]
 fn a_tree_awaited_in_spawn_order_on_the_current_thread_runs_depth_first_inline() {
     // On the current-thread runtime every pending sibling stays among the
@@ -124,7 +103,7 @@ fn a_tree_awaited_in_spawn_order_on_the_current_thread_runs_depth_first_inline()
     for (flavour, rt) in flavours {
         let polls = Arc::new(AtomicUsize::new(0));
         let p = polls.clone();
-        let tasks = rt.block_on(async move { tree(p, 4, 3).await.unwrap() });
+        let tasks = rt.block_on(async move { common::tree(p, 4, 3, common::Join::Spawn).await });
         assert_eq!(tasks, 1 + 4 + 16 + 64, "{flavour}");
         assert_eq!(polls.load(SeqCst), 85, "{flavour}: one poll per task");
     }
@@ -134,7 +113,7 @@ rt_test! {
     fn a_fork_join_tree_gives_every_output_on_every_flavour() {
         let polls = Arc::new(AtomicUsize::new(0));
         let depth = if cfg!(miri) { 2 } else { 5 };
-        let tasks = tree(polls.clone(), 6, depth).await.unwrap();
+        let tasks = common::tree(polls.clone(), 6, depth, common::Join::Spawn).await;
         assert_eq!(tasks, (0..=depth).map(|d| 6u64.pow(d)).sum::<u64>());
         assert!(polls.load(SeqCst) as u64 >= tasks);
     }

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{counted, Gate};
+use common::{counted, Gate, Join};
 use spindle::chan;
 use spindle::task::coop;
 use spindle::time::{sleep, timeout};
@@ -91,85 +91,104 @@ fn sleeper(start: Instant) -> spindle::JoinHandle<Duration> {
     })
 }
 
-/// On every flavour: a loop of spawn-and-await, whose awaits are all ready
-/// soon (or at once, where the child runs inline), lets a sleeper run long
-/// before the loop ends.
+/// On every flavour: runs `busy` (given the start time; it gives how many
+/// steps it made) as a task beside a sleeper, and checks that the sleeper
+/// woke before `bound`.
+fn a_sleeper_wakes_beside<F, Fut>(what: &str, bound: Duration, busy: F)
+where
+    F: Fn(Instant) -> Fut,
+    Fut: Future<Output = u64> + Send + 'static,
+{
+    for (flavour, rt) in common::flavours() {
+        let woke = rt.block_on(async {
+            let start = Instant::now();
+            let woke = sleeper(start);
+            let busy = spindle::spawn(busy(start));
+            let woke = woke.await.unwrap();
+            assert!(busy.await.unwrap() > 0, "{flavour}: {what} made no step");
+            woke
+        });
+        assert!(
+            woke < bound,
+            "{flavour}: the sleeper ran at {woke:?}, beside {what}"
+        );
+    }
+}
+
+/// A loop of spawn-and-await, whose awaits are all ready soon (or at once,
+/// where the child runs inline), lets a sleeper run long before it ends.
 #[test]
 fn a_spawn_await_loop_lets_a_sleeper_run() {
-    for (flavour, rt) in common::flavours() {
-        let woke = rt.block_on(async {
-            let start = Instant::now();
-            let woke = sleeper(start);
-            let looper = spindle::spawn(async move {
-                let mut n = 0u64;
-                while start.elapsed() < Duration::from_millis(500) {
-                    n += spindle::spawn(async { 1 }).await.unwrap();
-                }
-                n
-            });
-            let woke = woke.await.unwrap();
-            assert!(looper.await.unwrap() > 0);
-            woke
-        });
-        assert!(
-            woke < Duration::from_millis(250),
-            "{flavour}: the sleeper ran at {woke:?}, beside a 500 ms loop"
-        );
-    }
+    a_sleeper_wakes_beside(
+        "a 500 ms spawn-await loop",
+        Duration::from_millis(250),
+        |start| async move {
+            let mut n = 0u64;
+            while start.elapsed() < Duration::from_millis(500) {
+                n += spindle::spawn(async { 1 }).await.unwrap();
+            }
+            n
+        },
+    );
 }
 
-/// On every flavour: a loop over an always-ready `select!` (a closed
-/// channel) yields to a sleeper through the budget.
+/// A loop over an always-ready `select!` (a closed channel) yields to a
+/// sleeper through the budget.
+async fn select_on_a_closed_channel_until(end: Instant) -> u64 {
+    let (tx, rx) = chan::bounded::<u32>(1);
+    drop(tx);
+    let mut closed = 0u64;
+    while Instant::now() < end {
+        spindle::select! {
+            r = rx.recv() => closed += u64::from(r.is_err()),
+        }
+    }
+    closed
+}
+
 #[test]
 fn a_loop_over_an_always_ready_select_lets_a_sleeper_run() {
-    for (flavour, rt) in common::flavours() {
-        let woke = rt.block_on(async {
-            let start = Instant::now();
-            let woke = sleeper(start);
-            let (tx, rx) = chan::bounded::<u32>(1);
-            drop(tx);
-            let mut closed = 0u64;
-            while start.elapsed() < Duration::from_millis(300) {
-                spindle::select! {
-                    r = rx.recv() => closed += u64::from(r.is_err()),
-                }
-            }
-            assert!(closed > 0);
-            woke.await.unwrap()
-        });
-        assert!(
-            woke < Duration::from_millis(200),
-            "{flavour}: the sleeper ran at {woke:?}, beside a 300 ms select loop"
-        );
-    }
+    a_sleeper_wakes_beside(
+        "a 300 ms select loop",
+        Duration::from_millis(200),
+        |start| select_on_a_closed_channel_until(start + Duration::from_millis(300)),
+    );
 }
 
-/// A plain receive loop over a full channel, in a spawned task, on one
-/// thread: the budget makes it yield to a sleeper.
+#[test]
+fn a_block_on_future_looping_over_a_ready_select_lets_a_sleeper_run() {
+    // The current-thread runtime's `block_on` future shares the thread
+    // with the tasks: it has a budget too.
+    let rt = spindle::Builder::new_current_thread().build().unwrap();
+    let woke = rt.block_on(async {
+        let start = Instant::now();
+        let woke = sleeper(start);
+        assert!(select_on_a_closed_channel_until(start + Duration::from_millis(300)).await > 0);
+        woke.await.unwrap()
+    });
+    assert!(
+        woke < Duration::from_millis(200),
+        "the sleeper ran at {woke:?}"
+    );
+}
+
+/// A plain send-and-receive loop over a channel that always has room and
+/// a message: the budget makes it yield to a sleeper.
 #[test]
 fn a_receive_loop_over_a_full_channel_lets_a_sleeper_run() {
-    for (flavour, rt) in common::flavours() {
-        let woke = rt.block_on(async {
-            let start = Instant::now();
-            let woke = sleeper(start);
+    a_sleeper_wakes_beside(
+        "a 300 ms receive loop",
+        Duration::from_millis(200),
+        |start| async move {
             let (tx, rx) = chan::unbounded::<u64>();
-            let looper = spindle::spawn(async move {
-                let mut got = 0u64;
-                while start.elapsed() < Duration::from_millis(300) {
-                    tx.send(1).await.unwrap();
-                    got += rx.recv().await.unwrap();
-                }
-                got
-            });
-            let woke = woke.await.unwrap();
-            assert!(looper.await.unwrap() > 0);
-            woke
-        });
-        assert!(
-            woke < Duration::from_millis(200),
-            "{flavour}: the sleeper ran at {woke:?}"
-        );
-    }
+            let mut got = 0u64;
+            while start.elapsed() < Duration::from_millis(300) {
+                tx.send(1).await.unwrap();
+                got += rx.recv().await.unwrap();
+            }
+            got
+        },
+    );
 }
 
 /// Task `a` opens a gate task `b` waits at, then computes without yielding
@@ -231,6 +250,9 @@ fn a_queued_wake_runs_on_an_idle_worker_while_the_waker_computes() {
 
 #[test]
 fn a_task_spawned_by_a_long_poll_runs_on_the_idle_worker() {
+    // The child waits in its parent's fresh tasks (the LIFO slot) while
+    // the parent spins until it has run: the monitor wakes the idle worker,
+    // which visits the busy worker's core and takes it.
     let rt = spindle::Builder::new_multi_thread()
         .workers(2)
         .handoff_after(None)
@@ -252,30 +274,13 @@ fn a_task_spawned_by_a_long_poll_runs_on_the_idle_worker() {
         .unwrap()
     });
     assert!(ran, "the spawned child waited for its parent's poll to end");
+    // Taken by a visit (hand-offs are off).
+    let m = rt.metrics();
+    let taken: u64 = m.workers.iter().map(|w| w.hidden_steals).sum();
+    assert!(taken >= 1, "{m:?}");
 }
 
 // ------------------------------------------------------------ fork–join
-
-/// A fork–join tree whose parents await their children in fork order:
-/// `fanout`-ary, `depth` levels below the root; counts every poll of every
-/// task in `polls`; gives the number of tasks.
-fn fork_tree(polls: Arc<AtomicUsize>, fanout: u64, depth: u32) -> spindle::Fork<u64> {
-    let counter = polls.clone();
-    let task = async move {
-        if depth == 0 {
-            return 1;
-        }
-        let kids: Vec<_> = (0..fanout)
-            .map(|_| fork_tree(polls.clone(), fanout, depth - 1))
-            .collect();
-        let mut n = 1;
-        for k in kids {
-            n += k.await.unwrap();
-        }
-        n
-    };
-    spindle::fork(common::counted_into(task, &counter))
-}
 
 #[test]
 fn a_fork_tree_awaited_in_fork_order_runs_depth_first_inline() {
@@ -290,7 +295,8 @@ fn a_fork_tree_awaited_in_fork_order_runs_depth_first_inline() {
         let polls = Arc::new(AtomicUsize::new(0));
         let p = polls.clone();
         let tasks = rt.block_on(async move {
-            spindle::spawn(async move { fork_tree(p, 4, 3).await.unwrap() })
+            // The root forked on a worker too.
+            spindle::spawn(async move { common::tree(p, 4, 3, Join::Fork).await })
                 .await
                 .unwrap()
         });
@@ -304,7 +310,7 @@ fn a_fork_tree_gives_every_output_on_every_flavour() {
     for (flavour, rt) in common::flavours() {
         let polls = Arc::new(AtomicUsize::new(0));
         let p = polls.clone();
-        let tasks = rt.block_on(async move { fork_tree(p, 6, 4).await.unwrap() });
+        let tasks = rt.block_on(async move { common::tree(p, 6, 4, Join::Fork).await });
         assert_eq!(
             tasks,
             (0..=4).map(|d| 6u64.pow(d)).sum::<u64>(),

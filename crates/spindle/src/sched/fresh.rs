@@ -85,13 +85,13 @@ impl Fresh {
     /// Takes the oldest task, unless it is the top one (to go to the ring).
     pub(crate) fn pop_below_top(&mut self) -> Option<Notified> {
         if self.len > 1 {
-            self.remove(0)
+            self.pop_oldest()
         } else {
             None
         }
     }
 
-    /// Takes the oldest task, whatever is left.
+    /// Takes the oldest task, the top one too if it is the last.
     pub(crate) fn pop_oldest(&mut self) -> Option<Notified> {
         if self.len > 0 {
             self.remove(0)

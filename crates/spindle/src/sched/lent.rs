@@ -197,9 +197,7 @@ impl<C> Lent<C> {
             crate::loom::yield_now();
         }
         let out = NonNull::new(self.core.load(Acquire)).map(|mut core| {
-            // SAFETY: lent (non-null) and, with `visitor` set and no borrow
-            // under way, neither the owner nor a taker uses it until the
-            // visit ends (module docs).
+            // SAFETY: lent, and while `visitor` is set no borrow or take uses it.
             f(unsafe { core.as_mut() })
         });
         // Release: our writes to the core happen before the owner's next
@@ -283,6 +281,25 @@ mod loom_model {
             // SAFETY: exclusive if the protocol holds; loom checks that.
             self.0.with_mut(|p| unsafe { *p += 1 });
         }
+
+        /// Uses counted so far (once every thread is done with it).
+        fn uses(&self) -> u32 {
+            // SAFETY: called after every other thread's last use.
+            self.0.with(|p| unsafe { *p })
+        }
+    }
+
+    /// A slot with a probe lent in it.
+    fn lent_probe() -> Arc<Lent<Probe>> {
+        let lent = Arc::new(Lent::new());
+        lent.lend(Box::new(Probe(UnsafeCell::new(0))));
+        lent
+    }
+
+    /// Another thread visits the slot once; joins to whether it found a core.
+    fn spawn_visitor(lent: &Arc<Lent<Probe>>) -> thread::JoinHandle<bool> {
+        let lent = lent.clone();
+        thread::spawn(move || lent.visit(|core| core.touch()).is_some())
     }
 
     /// The owner borrows its lent core twice while the monitor takes it
@@ -292,8 +309,7 @@ mod loom_model {
     #[test]
     fn borrows_racing_a_take_away_never_share_the_core() {
         loom::model(|| {
-            let lent = Arc::new(Lent::<Probe>::new());
-            lent.lend(Box::new(Probe(UnsafeCell::new(0))));
+            let lent = lent_probe();
             let taker = {
                 let lent = lent.clone();
                 thread::spawn(move || {
@@ -315,48 +331,24 @@ mod loom_model {
                 .join()
                 .unwrap()
                 .expect("the core was lent: the taker gets it");
-            taken.0.with(|p| {
-                // SAFETY: both threads are done with it.
-                assert_eq!(unsafe { *p }, used + 1, "every use counted once");
-            });
+            assert_eq!(taken.uses(), used + 1, "every use counted once");
             assert!(
                 lent.borrow().is_none(),
                 "a borrow after the take finds nothing"
             );
         });
     }
-}
-
-#[cfg(all(test, loom))]
-mod loom_visit_model {
-    use super::Lent;
-    use crate::loom::{Arc, UnsafeCell};
-    use loom::thread;
-
-    /// A core stand-in whose every use loom checks for a data race.
-    struct Probe(UnsafeCell<u32>);
-
-    impl Probe {
-        fn touch(&self) {
-            // SAFETY: exclusive if the protocol holds; loom checks that.
-            self.0.with_mut(|p| unsafe { *p += 1 });
-        }
-    }
 
     /// An idle worker visits the core while its owner borrows it and then
     /// takes it back at the end of its poll: no use of the core overlaps
     /// another (loom fails the model on a racing access), and the owner's
     /// take finds every visit's writes. Fails without the borrow's check of
-    /// `visitor`, or with the visit's CAS or the take's wait removed.
+    /// `visitor`.
     #[test]
     fn a_visit_racing_borrows_and_the_owners_take_never_shares_the_core() {
         loom::model(|| {
-            let lent = Arc::new(Lent::<Probe>::new());
-            lent.lend(Box::new(Probe(UnsafeCell::new(0))));
-            let visitor = {
-                let lent = lent.clone();
-                thread::spawn(move || lent.visit(|core| core.touch()).is_some())
-            };
+            let lent = lent_probe();
+            let visitor = spawn_visitor(&lent);
             let mut used = 0;
             if let Some(core) = lent.borrow() {
                 core.touch();
@@ -364,10 +356,7 @@ mod loom_visit_model {
             }
             let core = lent.take().expect("only the owner takes the core");
             let visited = visitor.join().unwrap();
-            core.0.with(|p| {
-                // SAFETY: both threads are done with it.
-                assert_eq!(unsafe { *p }, used + u32::from(visited));
-            });
+            assert_eq!(core.uses(), used + u32::from(visited));
         });
     }
 
@@ -376,19 +365,12 @@ mod loom_visit_model {
     #[test]
     fn a_visit_racing_a_take_away_never_shares_the_core() {
         loom::model(|| {
-            let lent = Arc::new(Lent::<Probe>::new());
-            lent.lend(Box::new(Probe(UnsafeCell::new(0))));
-            let visitor = {
-                let lent = lent.clone();
-                thread::spawn(move || lent.visit(|core| core.touch()).is_some())
-            };
+            let lent = lent_probe();
+            let visitor = spawn_visitor(&lent);
             let core = lent.take_away().expect("lent: the taker gets it");
             core.touch();
             let visited = visitor.join().unwrap();
-            core.0.with(|p| {
-                // SAFETY: both threads are done with it.
-                assert_eq!(unsafe { *p }, 1 + u32::from(visited));
-            });
+            assert_eq!(core.uses(), 1 + u32::from(visited));
             assert!(lent.visit(|_| ()).is_none(), "nothing to visit after");
         });
     }

@@ -840,6 +840,7 @@ impl WorkerCtx {
         let budget = Budget::start(self.shared().config.coop_budget);
         let slow = &self.shared().slow_polls;
         let limit = slow.limit();
+        let mut was_slow = false;
         if limit == u64::MAX {
             task.run();
         } else {
@@ -848,18 +849,17 @@ impl WorkerCtx {
             task.run();
             let took = diagnostics::stamp().wrapping_sub(start);
             if took > limit {
-                // Counted only by the core's holder (one writer); a poll that
-                // lost its core shows as a hand-off instead.
-                if self.lent.borrow().is_some() {
-                    bump(&self.counters().slow_polls, 1);
-                }
                 slow.record(self.index, id, took);
+                was_slow = true;
             }
         }
-        if budget.forced_yield() {
-            // As above: one writer, the core's holder.
-            if self.lent.borrow().is_some() {
-                bump(&self.counters().forced_yields, 1);
+        let forced = budget.forced_yield();
+        // Counted only by the core's holder (one writer); a poll that lost
+        // its core shows as a hand-off instead.
+        if was_slow || forced {
+            if let Some(_core) = self.lent.borrow() {
+                bump(&self.counters().slow_polls, u64::from(was_slow));
+                bump(&self.counters().forced_yields, u64::from(forced));
             }
         }
     }

@@ -223,3 +223,54 @@ impl Drop for PinProbe {
         }
     }
 }
+
+/// How a [`tree`] creates its children.
+#[derive(Clone, Copy, Debug)]
+pub enum Join {
+    /// `spindle::spawn`: concurrent children (inline only on the
+    /// current-thread runtime).
+    Spawn,
+    /// `spindle::fork`: children run inline by the parent's await where no
+    /// worker started them.
+    Fork,
+}
+
+/// A fork-join tree whose parents await their children in creation order:
+/// `fanout`-ary, `depth` levels below the root, each node a task created
+/// the `join` way; counts every poll of every task in `polls`; gives the
+/// number of tasks.
+pub fn tree(
+    polls: Arc<AtomicUsize>,
+    fanout: u64,
+    depth: u32,
+    join: Join,
+) -> Pin<Box<dyn Future<Output = u64> + Send>> {
+    let counter = polls.clone();
+    let task = counted_into(
+        async move {
+            if depth == 0 {
+                return 1;
+            }
+            let kids: Vec<_> = (0..fanout)
+                .map(|_| tree(polls.clone(), fanout, depth - 1, join))
+                .collect();
+            let mut n = 1;
+            for k in kids {
+                n += k.await;
+            }
+            n
+        },
+        &counter,
+    );
+    // Created now, at the call (the parent's loop above), awaited later.
+    match join {
+        Join::Spawn => {
+            let h = spindle::spawn(task);
+            Box::pin(async move { h.await.unwrap() })
+        }
+        Join::Fork => {
+            let h = spindle::fork(task);
+            Box::pin(async move { h.await.unwrap() })
+        }
+    }
+}
