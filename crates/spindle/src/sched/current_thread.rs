@@ -21,7 +21,7 @@ use super::park::Parker;
 use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
 use crate::blocking::Pool;
 use crate::loom::{lock, Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering::*};
-use crate::task::coop::Budget;
+use crate::task::coop;
 use crate::task::registry::{Key, Registry};
 use crate::task::{JoinHandle, Notified, RawTask, Schedule};
 use std::cell::RefCell;
@@ -88,13 +88,14 @@ impl Shared {
         }))
     }
 
-    /// Runs one poll (`poll`) with a fresh cooperative budget, counting a
-    /// poll that ends in a forced yield.
+    /// Runs one poll (`poll`) with a fresh cooperative budget (inside
+    /// `block_on`'s `coop::Scope`), counting a poll that ends in a forced
+    /// yield.
     #[inline(always)]
     fn run_budgeted<R>(&self, poll: impl FnOnce() -> R) -> R {
-        let budget = Budget::start(self.coop_budget);
+        coop::start_poll();
         let out = poll();
-        if budget.forced_yield() {
+        if coop::poll_forced_yield() {
             bump(&self.counters.forced_yields, 1);
         }
         out
@@ -370,6 +371,7 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
     }
     let _release = Release(&ctx);
     let _guard = CoreGuard::enter(CoreRef::Current(&ctx));
+    let _budget = coop::Scope::enter(shared.coop_budget);
 
     let main = std::sync::Arc::new(MainWaker {
         woken: AtomicBool::new(true),

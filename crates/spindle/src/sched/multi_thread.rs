@@ -39,7 +39,7 @@ use super::spin::{ParkYield, SpinBudget};
 use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
 use crate::blocking::Pool;
 use crate::loom::{lock, spin_loop, Arc, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::*};
-use crate::task::coop::Budget;
+use crate::task::coop;
 use crate::task::registry::{Key, Registry};
 use crate::task::{JoinHandle, Notified, RawTask, Schedule};
 use std::future::Future;
@@ -837,7 +837,7 @@ impl WorkerCtx {
     /// it ends in a forced yield or is slow (`diagnostics.rs`).
     #[inline(always)]
     fn run_timed(&self, task: Notified) {
-        let budget = Budget::start(self.shared().config.coop_budget);
+        coop::start_poll();
         let slow = &self.shared().slow_polls;
         let limit = slow.limit();
         let mut was_slow = false;
@@ -853,7 +853,7 @@ impl WorkerCtx {
                 was_slow = true;
             }
         }
-        let forced = budget.forced_yield();
+        let forced = coop::poll_forced_yield();
         // Counted only by the core's holder (one writer); a poll that lost
         // its core shows as a hand-off instead.
         if was_slow || forced {
@@ -1110,6 +1110,7 @@ pub(crate) fn run_worker(external: Arc<Spawner>, index: usize, mut core: Box<Cor
     // a core arriving from a stuck thread has starved both.
     core.tick = GLOBAL_POLL_INTERVAL - 1;
     let _guard = CoreGuard::enter(CoreRef::Multi(&ctx));
+    let _budget = coop::Scope::enter(ctx.shared().config.coop_budget);
     let Some(mut core) = ctx.run(core) else {
         return; // the core went on in another thread
     };

@@ -28,9 +28,11 @@
 //! - Outside a poll made by a spindle scheduler, the budget is unlimited
 //!   (`units == 0`: a spindle channel driven by another executor never
 //!   yields for it).
-//! - `Budget::start` sets a poll's budget and its drop restores the one
-//!   before, so polls that nest (a `block_on` inside a blocking job that a
-//!   task awaits) each keep their own.
+//! - A scheduler sets its threads' budget size for as long as it runs there
+//!   (`Scope`) and starts each poll's budget (`start_poll`); the scope's
+//!   drop restores what the thread had before (unlimited, or an enclosing
+//!   scheduler's), so polls never nest on one thread and the budget is
+//!   three stores a poll.
 //! - Inline runs (`Fork`, the current-thread runtime's awaits) do not
 //!   start a budget: the child's operations spend the parent's, as they
 //!   run inside the parent's poll.
@@ -60,7 +62,8 @@ pub const SLICE: Duration = Duration::from_micros(50);
 /// the hot path is one load, one test and one store either way.
 struct State {
     left: Cell<u32>,
-    /// The budget's size, refilled at each look at the clock; 0: unlimited.
+    /// The budget's size on this thread (`Scope`), a poll's start and each
+    /// refill; 0: unlimited.
     units: Cell<u32>,
     /// When this poll first spent its budget.
     slice_from: Cell<Option<Instant>>,
@@ -79,66 +82,60 @@ thread_local! {
     };
 }
 
-/// What `Budget::start` and `unlimited` save and restore.
-#[derive(Clone, Copy)]
-struct Saved {
+/// A thread's budget while it runs a scheduler (a worker thread's life, a
+/// current-thread `block_on`): polls started there (`start_poll`) get
+/// `units`; its drop gives back the state from before, so that the
+/// thread's other code, and a scheduler around this one, find theirs.
+pub(crate) struct Scope {
     left: u32,
     units: u32,
     slice_from: Option<Instant>,
+    forced: bool,
 }
 
-impl Saved {
-    /// Starts a budget of `units` (0: unlimited), giving what was there.
-    fn swap(units: u32) -> Saved {
-        let left = if units == 0 { u32::MAX } else { units };
-        STATE.with(|s| Saved {
-            left: s.left.replace(left),
+impl Scope {
+    /// `units` at least 1 (the builder checks).
+    pub(crate) fn enter(units: u32) -> Scope {
+        debug_assert!(units > 0, "checked by the builder");
+        let units = if cfg!(loom) { 0 } else { units };
+        STATE.with(|s| Scope {
+            left: s.left.replace(u32::MAX),
             units: s.units.replace(units),
             slice_from: s.slice_from.replace(None),
+            forced: s.forced.replace(false),
         })
     }
+}
 
-    fn restore(self) {
+impl Drop for Scope {
+    fn drop(&mut self) {
         // `try_with`: also runs from destructors during thread teardown.
         let _ = STATE.try_with(|s| {
             s.left.set(self.left);
             s.units.set(self.units);
             s.slice_from.set(self.slice_from);
+            s.forced.set(self.forced);
         });
     }
 }
 
-/// A poll's budget, set by the scheduler around one poll (module docs).
-pub(crate) struct Budget {
-    prev: Saved,
-    prev_forced: bool,
+/// Starts the budget of the poll about to run (three stores: no nesting
+/// to save for, as a scheduler thread polls one task at a time).
+#[inline]
+pub(crate) fn start_poll() {
+    STATE.with(|s| {
+        let units = s.units.get();
+        s.left.set(if units == 0 { u32::MAX } else { units });
+        s.slice_from.set(None);
+        s.forced.set(false);
+    });
 }
 
-impl Budget {
-    /// Starts a budget of `units` (at least 1) for the poll about to run.
-    #[inline]
-    pub(crate) fn start(units: u32) -> Budget {
-        debug_assert!(units > 0, "checked by the builder");
-        Budget {
-            prev: Saved::swap(if cfg!(loom) { 0 } else { units }),
-            prev_forced: STATE.with(|s| s.forced.replace(false)),
-        }
-    }
-
-    /// Whether an operation of this poll was refused: the poll ended in a
-    /// forced yield (the scheduler counts it).
-    #[inline]
-    pub(crate) fn forced_yield(&self) -> bool {
-        STATE.with(|s| s.forced.get())
-    }
-}
-
-impl Drop for Budget {
-    #[inline]
-    fn drop(&mut self) {
-        self.prev.restore();
-        let _ = STATE.try_with(|s| s.forced.set(self.prev_forced));
-    }
+/// Whether an operation of the poll that just ran was refused: it ended
+/// in a forced yield (the scheduler counts it).
+#[inline]
+pub(crate) fn poll_forced_yield() -> bool {
+    STATE.with(|s| s.forced.get())
 }
 
 /// One unit of the budget, taken by [`poll_proceed`]: given back when
@@ -260,14 +257,23 @@ impl<F: Future> Future for Unconstrained<F> {
 
 /// Runs `f` without a budget (as [`unconstrained`] does for a future).
 pub(crate) fn unlimited<R>(f: impl FnOnce() -> R) -> R {
-    // Restores the budget even if `f` unwinds.
-    struct Restore(Saved);
+    /// What `unlimited` put aside, restored even if `f` unwinds.
+    struct Restore {
+        left: u32,
+        units: u32,
+    }
     impl Drop for Restore {
         fn drop(&mut self) {
-            self.0.restore();
+            let _ = STATE.try_with(|s| {
+                s.left.set(self.left);
+                s.units.set(self.units);
+            });
         }
     }
-    let _restore = Restore(Saved::swap(0));
+    let _restore = STATE.with(|s| Restore {
+        left: s.left.replace(u32::MAX),
+        units: s.units.replace(0),
+    });
     f()
 }
 
@@ -315,6 +321,13 @@ mod tests {
         (0..1000).take_while(|_| spend(cx)).count()
     }
 
+    /// A scheduler's scope of `units`, and a poll started in it.
+    fn poll_in_scope(units: u32) -> Scope {
+        let scope = Scope::enter(units);
+        start_poll();
+        scope
+    }
+
     fn let_the_slice_pass() {
         std::thread::sleep(SLICE * 2);
     }
@@ -324,16 +337,16 @@ mod tests {
         let woken = Arc::new(Count(AtomicUsize::new(0)));
         let waker = std::task::Waker::from(woken.clone());
         let mut cx = Context::from_waker(&waker);
-        let budget = Budget::start(3);
+        let scope = poll_in_scope(3);
         assert!((0..3).all(|_| spend(&mut cx)));
         assert!(spend(&mut cx), "a first spent budget is refilled");
-        assert!(!budget.forced_yield());
+        assert!(!poll_forced_yield());
         let_the_slice_pass();
         assert_eq!(spends_until_refused(&mut cx), 2, "the refill's last units");
         assert_eq!(woken.0.load(SeqCst), 1, "and the task woken to run again");
-        assert!(budget.forced_yield());
+        assert!(poll_forced_yield());
         assert!(!spend(&mut cx), "refused from then on");
-        drop(budget);
+        drop(scope);
         assert_eq!(
             spends_until_refused(&mut cx),
             1000,
@@ -344,7 +357,7 @@ mod tests {
     #[test]
     fn a_unit_comes_back_when_the_operation_did_not_complete() {
         let mut cx = Context::from_waker(std::task::Waker::noop());
-        let _budget = Budget::start(5);
+        let _budget = poll_in_scope(5);
         for _ in 0..10 {
             let p = poll_proceed(&mut cx);
             assert!(p.is_ready());
@@ -359,7 +372,7 @@ mod tests {
     #[test]
     fn unconstrained_sections_nest_and_leave_the_budget_as_it_was() {
         let mut cx = Context::from_waker(std::task::Waker::noop());
-        let _budget = Budget::start(1);
+        let _budget = poll_in_scope(1);
         let mut outer = std::pin::pin!(unconstrained(unconstrained(std::future::poll_fn(|cx| {
             Poll::Ready((0..500).all(|_| spend(cx)))
         }))));
@@ -371,18 +384,18 @@ mod tests {
     }
 
     #[test]
-    fn a_nested_budget_restores_the_outer_one() {
+    fn a_nested_scope_restores_the_outer_one() {
         let mut cx = Context::from_waker(std::task::Waker::noop());
-        let outer = Budget::start(2);
+        let _outer = poll_in_scope(2);
         assert!(spend(&mut cx));
         {
-            let inner = Budget::start(1);
+            let _inner = poll_in_scope(1);
             assert!(spend(&mut cx) && spend(&mut cx));
             let_the_slice_pass();
             assert!(!spend(&mut cx));
-            assert!(inner.forced_yield());
+            assert!(poll_forced_yield());
         }
-        assert!(!outer.forced_yield());
+        assert!(!poll_forced_yield());
         assert!(spend(&mut cx), "the outer poll's last unit");
         assert!(spend(&mut cx), "refilled: its own slice starts only now");
         let_the_slice_pass();
