@@ -13,8 +13,13 @@ var workloads = []string{
 	"block_all", "select_1", "select_2", "select_4",
 	"payload_4", "payload_16", "payload_256", "payload_1024", "blocking_pressure",
 	"spawn_nursery", "spawn_sequential", "spawn_10k", "spawn_100k", "spawn_1m", "live_1m",
-	"sleep_1m", "fizzbuzz_pipeline", "fizzbuzz_pipeline_zc", "fork_inline", "fork_pool",
+	"sleep_1m", "fizzbuzz_pipeline", "fizzbuzz_pipeline_zc", "fork_inline", "fork_pool", "skynet_fork",
 	"pipeline_1x5", "pipeline_4x10", "pipeline_8x5", "pipeline_8x10", "pipeline_16x10", "pipeline_8x20",
+}
+
+// unsupported gives, for the rows Go cannot express, why.
+var unsupported = map[string]string{
+	"skynet_fork": "Go has no fork-join API whose join runs the child inline: every goroutine runs concurrently (the skynet row)",
 }
 
 // The shape constants the catalogue fixes.

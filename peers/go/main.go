@@ -10,7 +10,8 @@
 //
 //	SPINDLE-BENCH workload=<name> peer=go size=<N> workers=<W> result=<R> ops=<O> ns=<T> [key=value ...]
 //
-// and exits 0; an unknown workload or bad arguments exit 2. GOMAXPROCS is set
+// and exits 0; an unknown workload or bad arguments exit 2, a row Go cannot
+// express (`unsupported` in `list`) exits 3. GOMAXPROCS is set
 // to W before the clock starts; the clock covers the workload alone.
 package main
 
@@ -106,11 +107,18 @@ func main() {
 		os.Exit(2)
 	}
 	if list {
-		// Go expresses every row of the catalogue.
 		for _, w := range workloads {
-			fmt.Printf("workload %s\n", w)
+			if why, no := unsupported[w]; no {
+				fmt.Printf("unsupported %s %s\n", w, why)
+			} else {
+				fmt.Printf("workload %s\n", w)
+			}
 		}
 		return
+	}
+	if why, no := unsupported[req.workload]; no {
+		fmt.Fprintf(os.Stderr, "unsupported %s: %s\n", req.workload, why)
+		os.Exit(3)
 	}
 	o, err := run(req.workload, req.size, req.workers)
 	if err != nil {

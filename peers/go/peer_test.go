@@ -111,6 +111,9 @@ func TestEveryRowAtTinySize(t *testing.T) {
 			t.Fatalf("%s listed twice", name)
 		}
 		seen[name] = true
+		if _, no := unsupported[name]; no {
+			continue
+		}
 		n := tinySize(name)
 		o, err := run(name, n, workers)
 		if err != nil {
@@ -127,8 +130,8 @@ func TestEveryRowAtTinySize(t *testing.T) {
 			t.Errorf("%s: extra %v, want beats and due", name, o.extra)
 		}
 	}
-	if len(workloads) != 38 {
-		t.Errorf("%d workloads, the catalogue has 38", len(workloads))
+	if len(workloads) != 39 {
+		t.Errorf("%d workloads, the catalogue has 39", len(workloads))
 	}
 	if _, err := run("nonesuch", 1, 1); err == nil {
 		t.Error("unknown workload accepted")

@@ -11,7 +11,7 @@
 //! - `expected` is computed here from the formula, independently of any peer,
 //!   so a peer can never vouch for its own result;
 //! - every size in every profile satisfies the workload's shape constraints
-//!   (skynet: a power of 10; select_k: divisible by 4; pipeline_CxD: divisible
+//!   (skynet, skynet_fork: a power of 10; select_k: divisible by 4; pipeline_CxD: divisible
 //!   by 16, the catalogue's `n/C` per chain), checked by a unit test; a
 //!   `--size` override is checked by [`Workload::check_size`];
 //! - the formulas agree with the peers' own copy in `peers/common` (a test
@@ -146,7 +146,7 @@ impl Workload {
                 Err(format!("{}: --size {n} must be {what}", self.name))
             }
         };
-        if self.name == "skynet" {
+        if self.name.starts_with("skynet") {
             let mut m = n;
             while m >= 10 && m.is_multiple_of(10) {
                 m /= 10;
@@ -806,6 +806,19 @@ pub static CATALOGUE: &[Workload] = &[
             "~1.95 M/s, ~513 ns/fork (thread_pool_executor)"
         )]
     )),
+    w!(
+        "skynet_fork",
+        "fork",
+        "skynet's 10-ary tree with the fork-join API (spindle::fork, rayon's join): \
+         a child no worker took runs inline in its parent's await",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "leaves",
+        NO_KEYS,
+        NONE
+    ),
     skip_std(w!(
         "pipeline_1x5",
         "pipeline",
@@ -966,7 +979,7 @@ mod tests {
                 let n = w.size(p);
                 assert!(n > 0, "{} {:?}", w.name, p);
                 w.check_size(n).unwrap();
-                if w.name == "skynet" {
+                if w.name.starts_with("skynet") {
                     let mut m = n;
                     while m % 10 == 0 {
                         m /= 10;

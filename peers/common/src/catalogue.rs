@@ -36,6 +36,7 @@ pub const WORKLOADS: &[&str] = &[
     "fizzbuzz_pipeline_zc",
     "fork_inline",
     "fork_pool",
+    "skynet_fork",
     "pipeline_1x5",
     "pipeline_4x10",
     "pipeline_8x5",
@@ -214,6 +215,7 @@ mod tests {
     #[test]
     fn catalogue_figures() {
         assert_eq!(expected("skynet", 1_000_000, 4).unwrap(), "499999500000");
+        assert_eq!(expected("skynet_fork", 1_000, 2).unwrap(), "499500");
         assert_eq!(expected("fib", 40, 4).unwrap(), "102334155");
         assert_eq!(expected("fib_par", 35, 4).unwrap(), "9227465");
         assert_eq!(

@@ -58,7 +58,8 @@ fn run(req: &Request) -> Measured {
     let measured = rt.block_on(async move {
         spindle::spawn(async move {
             match name.as_str() {
-                "skynet" => timed(async { skynet(0, n).await.unwrap() }).await,
+                "skynet" => timed(Join::Spawn.await_child(skynet(0, n, Join::Spawn))).await,
+                "skynet_fork" => timed(Join::Fork.await_child(skynet(0, n, Join::Fork))).await,
                 "blocking_pressure" => blocking_pressure(n, w).await,
                 "pingpong" => timed(pingpong(n)).await,
                 "fanout" => timed(fanout(n)).await,
@@ -122,23 +123,42 @@ async fn in_task(f: impl FnOnce() -> u64 + Send + 'static) -> u64 {
     spindle::spawn(async move { f() }).await.unwrap()
 }
 
-/// skynet: a task per node; a parent spawns its 10 children and sums their
-/// join handles.
-fn skynet(id: u64, size: u64) -> JoinHandle<u64> {
-    spindle::spawn(async move {
+/// skynet (`Join::Spawn`): a task per node; a parent spawns its 10 children
+/// and sums their join handles. skynet_fork (`Join::Fork`): the same tree
+/// of `spindle::fork`s, whose awaits run a child no worker has taken
+/// inline (the fork–join API, against rayon's `join`).
+fn skynet(id: u64, size: u64, join: Join) -> spindle::Fork<u64> {
+    // `fork` is `spawn(..).join_here()`: only the await below differs.
+    spindle::fork(async move {
         if size == 1 {
             return id;
         }
         let child = size / SKYNET_FANOUT;
         let children: Vec<_> = (0..SKYNET_FANOUT)
-            .map(|c| skynet(id + c * child, child))
+            .map(|c| skynet(id + c * child, child, join))
             .collect();
         let mut sum = 0;
         for c in children {
-            sum += c.await.unwrap();
+            sum += join.await_child(c).await;
         }
         sum
     })
+}
+
+/// How skynet's parents await their children.
+#[derive(Clone, Copy)]
+enum Join {
+    Spawn,
+    Fork,
+}
+
+impl Join {
+    async fn await_child(self, child: spindle::Fork<u64>) -> u64 {
+        match self {
+            Join::Spawn => child.into_handle().await.unwrap(),
+            Join::Fork => child.await.unwrap(),
+        }
+    }
 }
 
 /// fib_par: both halves spawned while n > 20, plain recursion below.

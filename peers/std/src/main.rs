@@ -58,6 +58,7 @@ fn support(workload: &str) -> Support {
             Err("one OS thread per live task: 100k/1M live threads exceed the kernel's thread and memory-map limits")
         }
         "fork_inline" => Err("no current-thread executor: a child is an OS thread, scheduled by the kernel"),
+        "skynet_fork" => Err("no fork-join API: a child is an OS thread (the skynet row)"),
         "sleep_1m" => Err("no runtime timer: each sleep would block its own OS thread, a million threads"),
         _ => Ok(()),
     }
