@@ -2,24 +2,27 @@
 //! running, newest on top. The top one is the worker's "next task" (what
 //! other runtimes call the LIFO slot).
 //!
-//! Why more than one slot: a task that spawns children and then awaits them
-//! in order (`for h in handles { h.await }`, skynet, a scope) awaits the
-//! *oldest* child first. With a single LIFO slot the older children have
-//! already gone to the ring, so every await suspends the parent and the tree
-//! runs breadth first, through the queues. Kept here, the awaited child is
-//! found and run inline (`WorkerCtx::run_inline_if_next`): the tree runs
-//! depth first, each child polled once, with no queue trip and no join waker.
+//! Why more than one slot: a task that forks children and then awaits them
+//! in order (`for f in forks { f.await }`, skynet_fork) awaits the *oldest*
+//! child first. With a single LIFO slot the older children have already
+//! gone to the ring, so every await suspends the parent and the tree runs
+//! breadth first, through the queues. Kept here, the awaited child is found
+//! and run inline (`WorkerCtx::run_inline_if_next`, for a `Fork` only): the
+//! tree runs depth first, each child polled once, with no queue trip and no
+//! join waker.
 //!
 //! Invariants:
-//! - Only the worker owning the core touches it (no atomics): tasks here
-//!   cannot be stolen. So that this never hides work from idle workers for
-//!   long, every task below the top is moved to the ring (where thieves see
-//!   it) as soon as the poll that queued it returns, before the run loop
-//!   starts a poll (`next_task`), or, when a spawn lands on the stack, at
-//!   once if some worker is idle (`WorkerCtx::schedule_local`; a woken task
-//!   waits for the poll's end). A poll that does not return (an inline
-//!   run that blocks) hides them until the monitor hands the core to a new
-//!   thread, which publishes them first (`docs/sleep-wake.md`, rule 1).
+//! - Only the thread holding the core touches it (no atomics): the owner,
+//!   or a visitor while the owner's borrows wait (`lent.rs`). So that this
+//!   never hides work from idle workers for long, every task below the top
+//!   is moved to the ring (where thieves see it) as soon as the poll that
+//!   queued it returns, before the run loop starts a poll (`next_task`),
+//!   or, when a spawn lands on the stack, at once if some worker is idle
+//!   (`WorkerCtx::schedule_local`; a woken task waits for the poll's end).
+//!   A poll that lasts a monitor round has all of them, the top one too,
+//!   taken by an idle worker's visit (`WorkerCtx::steal_hidden`); a blocked
+//!   one has its core handed to a new thread, which publishes them first
+//!   (`docs/sleep-wake.md`, rule 1).
 //! - At most `CAPACITY` tasks; pushing onto a full stack first gives back
 //!   the oldest `SPILL` of them, oldest first, which the caller puts in the
 //!   ring. A few at once, not one per push: a spawn loop keeps the stack

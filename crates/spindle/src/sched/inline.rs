@@ -1,6 +1,8 @@
 //! Inline runs: awaiting a task that this thread would run soon anyway (it
 //! was just spawned or woken here and has not started) runs it right there,
-//! inside the await (`JoinHandle::poll` -> `run_inline_if_next`).
+//! inside the await (`JoinHandle::poll` -> `run_inline_if_next`): on a
+//! worker only for a `Fork` (the caller asked for it), on the current-thread
+//! runtime for every await (nobody could see the difference).
 //!
 //! Inline runs nest: an inlined task awaiting its own fresh child runs that
 //! child inline too, so a fork-join tree or a chain of stages awaiting each
