@@ -1,12 +1,15 @@
 //! The multi-thread work-stealing scheduler.
 //!
 //! Each worker thread owns a `Core`: its fresh tasks (`fresh.rs`: those it
-//! spawned or woke during the poll now running, which an await can run
-//! inline; the top one is the LIFO slot, the task run next for cache warmth
-//! and to keep message-passing pairs on one worker), a fixed-size local ring
-//! (`queue.rs`) and counters. When a poll returns, every fresh task but the
-//! top goes to the ring, where other workers can steal it (earlier, as soon
-//! as some worker is idle). A worker looks for work in this order:
+//! spawned or woke during the poll now running, which a `Fork`'s await can
+//! run inline; the top one is the LIFO slot, the task run next for cache
+//! warmth and to keep message-passing pairs on one worker), a fixed-size
+//! local ring (`queue.rs`) and counters. When a poll returns, every fresh
+//! task but the top goes to the ring, where other workers can steal it
+//! (earlier, as soon as some worker is idle); a poll that lasts a monitor
+//! round has all of them taken by an idle worker (`steal_hidden`). Every
+//! poll runs with a cooperative budget (`task/coop.rs`). A worker looks
+//! for work in this order:
 //!
 //! 1. every `GLOBAL_POLL_INTERVAL` ticks, the injector first (fairness: tasks
 //!    scheduled from outside cannot starve behind a busy local queue);
@@ -15,7 +18,8 @@
 //!    an idle worker is woken for it only if the ring held other tasks);
 //! 3. its ring; 4. a batch from the injector;
 //! 5. stealing half of another worker's ring, as one of at most half the
-//!    workers searching (`idle.rs`), spinning a few rounds before
+//!    workers searching (`idle.rs`), spinning a few rounds, then the fresh
+//!    tasks of a worker the monitor named (`steal_hidden`), before
 //! 6. yielding its CPU once and parking (`spin.rs` has the policy, `idle.rs`
 //!    the protocol, `docs/sleep-wake.md` the proof).
 //!
@@ -475,6 +479,10 @@ impl Schedule for Hook<Shared> {
         schedule(self, task, Queued::Yielded);
     }
 
+    fn schedule_queued(&self, task: Notified) {
+        schedule(self, task, Queued::ForThieves);
+    }
+
     fn register(&self, task: RawTask) -> Option<Key> {
         let hint = match current_core() {
             // SAFETY: CORE points to a live context (set by its guard).
@@ -494,7 +502,10 @@ impl Schedule for Hook<Shared> {
 enum Queued {
     Spawned,
     Woken,
+    /// The task woke itself (a yield, a spent budget): to the ring's back.
     Yielded,
+    /// `wake_queued`: to the ring's back, and an idle worker woken for it.
+    ForThieves,
 }
 
 /// Schedules on this thread's core when it is a worker of `hook`'s
@@ -547,8 +558,9 @@ impl WorkerCtx {
     }
 
     /// See `sched::run_inline_if_next`: only the fresh tasks are searched,
-    /// which no other worker can take from, so holding one's `Notified` is
-    /// holding the one permission to run it.
+    /// which no other worker takes from while this borrow lasts (a visit
+    /// waits for it: `lent.rs`), so holding one's `Notified` is holding the
+    /// one permission to run it.
     ///
     /// # Safety
     /// As `sched::run_inline_if_next`.
@@ -631,14 +643,20 @@ impl WorkerCtx {
         if why == Queued::Spawned {
             bump(&self.counters().spawns, 1);
         }
+        if why == Queued::ForThieves {
+            self.push_to_ring(&mut core.queue, task);
+            // Work others may steal: wake a sleeper if nobody is searching.
+            self.shared().notify_parked();
+            return;
+        }
         if why == Queued::Yielded {
             // Behind the ring's tasks, waking nobody: a yield (the task's
             // own, or its budget's) asks for this worker's other tasks to
             // run first, and they are what runs next here. Woken for it, an
             // idle worker would take one of them and split a pair that
-            // yields every few hundred messages across cores. Should this
-            // worker's poll then last, the monitor wakes a sleeper for its
-            // ring (`monitor.rs`).
+            // yields every slice across cores. Should this worker's poll
+            // then last, the monitor wakes a sleeper for its ring
+            // (`monitor.rs`).
             self.push_to_ring(&mut core.queue, task);
             return;
         }
@@ -1212,6 +1230,28 @@ mod tests {
         let kept = shared.kept_threads();
         // The monitor, the current worker, and a few retiring threads.
         assert!(kept < 10, "{kept} threads kept after {HAND_OFFS} hand-offs");
+    }
+
+    /// A yield (the task's own, a spent budget) goes to the ring waking
+    /// nobody; a `wake_queued` goes there and wakes a sleeper to take it.
+    #[test]
+    fn a_queued_wake_wakes_a_sleeper_and_a_yield_does_not() {
+        let (shared, mut cores) = test_build(2);
+        let ctx = WorkerCtx::new(external_spawner(&shared), 0);
+        let mut core = cores.swap_remove(0);
+        shared.idle.worker_to_parked(1);
+        let (yielded, yielded_raw) = crate::task::inert::task();
+        ctx.schedule_local(&mut core, yielded, Queued::Yielded);
+        assert_eq!(shared.sleeping_workers(), 1, "a yield woke a sleeper");
+        let (queued, queued_raw) = crate::task::inert::task();
+        ctx.schedule_local(&mut core, queued, Queued::ForThieves);
+        assert_eq!(shared.sleeping_workers(), 0, "the queued wake woke nobody");
+        assert_eq!(core.queue.len(), 2, "both in the ring");
+        drop(core);
+        yielded_raw.drop_join_handle();
+        queued_raw.drop_join_handle();
+        shared.begin_shutdown();
+        shared.cancel_all();
     }
 
     /// `after_monitor_turn` wakes a worker only when every worker sleeps.

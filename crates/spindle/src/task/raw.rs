@@ -48,8 +48,14 @@ use std::task::{Context, Poll, Waker};
 pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     /// A waker or an abort made the task runnable.
     fn schedule(&self, task: Notified);
-    /// The task woke itself while running (`yield_now`): run others first.
+    /// The task woke itself while running (`yield_now`, a spent budget):
+    /// run others first.
     fn yield_now(&self, task: Notified);
+    /// A waker asked for the task to be queued where an idle worker can
+    /// take it at once (`wake_queued`); where there is none, a yield.
+    fn schedule_queued(&self, task: Notified) {
+        self.yield_now(task)
+    }
     /// The task is about to go idle for the first time: keep it findable so
     /// shutdown can cancel it. Returns where it is held on success, and the
     /// poller's reference then passes to the registry as the task goes idle
@@ -662,7 +668,8 @@ where
     S: Schedule,
 {
     let h = Harness::<F, S>::from(ptr);
-    h.scheduler_for_hand_over().yield_now(Notified(h.raw()));
+    h.scheduler_for_hand_over()
+        .schedule_queued(Notified(h.raw()));
 }
 
 unsafe fn shutdown<F, S>(ptr: NonNull<Header>)
