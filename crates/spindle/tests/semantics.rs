@@ -29,17 +29,24 @@ fn compute(d: Duration) -> u64 {
     n
 }
 
-fn two_workers() -> spindle::Runtime {
-    spindle::Builder::new_multi_thread()
+/// Runs `body` as a task on a two-worker runtime: the parent of each
+/// scenario below is itself a task, as a service's handler would be (the
+/// thread in `block_on` is no worker: nothing runs inline there).
+fn in_a_task<F>(body: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let rt = spindle::Builder::new_multi_thread()
         .workers(2)
         .build()
-        .unwrap()
+        .unwrap();
+    rt.block_on(async { spindle::spawn(body).await.unwrap() })
 }
 
 #[test]
 fn a_timeout_around_a_spawned_busy_child_fires_on_time() {
-    let rt = two_workers();
-    rt.block_on(async {
+    in_a_task(async {
         let start = Instant::now();
         let child = spindle::spawn(async { compute(Duration::from_millis(1500)) });
         let got = timeout(Duration::from_millis(100), child).await;
@@ -51,8 +58,7 @@ fn a_timeout_around_a_spawned_busy_child_fires_on_time() {
 
 #[test]
 fn a_select_between_a_spawned_busy_child_and_a_sleep_takes_the_sleep() {
-    let rt = two_workers();
-    rt.block_on(async {
+    in_a_task(async {
         let start = Instant::now();
         let mut child = spindle::spawn(async { compute(Duration::from_millis(1500)) });
         let sleep_won = spindle::select! {
@@ -68,12 +74,10 @@ fn a_select_between_a_spawned_busy_child_and_a_sleep_takes_the_sleep() {
 
 #[test]
 fn a_race_between_a_spawned_busy_child_and_a_timer_is_won_by_the_timer() {
-    let rt = two_workers();
-    rt.block_on(async {
+    in_a_task(async {
         let start = Instant::now();
-        let busy = spindle::spawn(async { compute(Duration::from_millis(1500)) });
+        let mut busy = spindle::spawn(async { compute(Duration::from_millis(1500)) });
         let timer = spindle::spawn(async { sleep(Duration::from_millis(100)).await });
-        let mut busy = busy;
         let timer_first = spindle::select! {
             _ = &mut busy => false,
             _ = timer => true,
@@ -323,8 +327,7 @@ fn a_fork_tree_gives_every_output_on_every_flavour() {
 fn awaiting_a_spawned_child_on_a_worker_suspends_the_parent() {
     // Not inline on a multi-thread worker: the parent's first poll ends
     // waiting, and the child runs as its own task.
-    let rt = two_workers();
-    let polls = rt.block_on(async {
+    let polls = in_a_task(async {
         let (parent, polls) = counted(async { spindle::spawn(async { 5 }).await.unwrap() });
         assert_eq!(spindle::spawn(parent).await.unwrap(), 5);
         polls.load(SeqCst)
