@@ -117,7 +117,11 @@ pub fn check_peer(bin: &str, peer: &str) {
     for w in WORKLOADS {
         match &rows[*w] {
             Ok(()) => {
-                let fields = run_row(bin, peer, w, catalogue::tiny_size(w), TINY_WORKERS);
+                let size = catalogue::tiny_size(w);
+                let fields = run_row(bin, peer, w, size, TINY_WORKERS);
+                if let Err(e) = crate::witness::check(w, size, |k| fields.get(k).cloned()) {
+                    panic!("{peer} {w}: {e}");
+                }
                 if *w == "blocking_pressure" {
                     assert!(
                         fields.contains_key("beats") && fields.contains_key("due"),

@@ -41,6 +41,7 @@ pub mod echo;
 pub mod kernels;
 pub mod peer;
 pub mod threads;
+pub mod witness;
 
 pub use peer::{run_main, Measured, Support};
 

@@ -8,6 +8,7 @@
 use crate::catalogue::{CHAN_CAPACITY, FANOUT_CAPACITY, FANOUT_WORKERS, PINGPONG_CAPACITY};
 use crate::kernels::{payload, payload_value};
 use crate::peer::Measured;
+use crate::witness::SelectTally;
 use std::thread;
 
 /// A blocking bounded channel as the threads rows use it. `bounded(0)` is a
@@ -155,13 +156,13 @@ pub fn payload_rows<C: Channel>(bytes: usize, n: u64) -> Measured {
 
 /// select_k: `k` producer threads, producer `p` sending `p·(n/k) + j` for
 /// `j in 0..n/k` on its own bounded(1000) channel; `consume` is the peer's
-/// select loop over the `k` receivers, returning the sum it received.
+/// select loop over the `k` receivers, returning what each arm delivered.
 pub fn select_rows<C: Channel>(
     n: u64,
     k: usize,
-    consume: impl FnOnce(Vec<C::Receiver<u64>>) -> u64 + Send + 'static,
+    consume: impl FnOnce(Vec<C::Receiver<u64>>) -> SelectTally + Send + 'static,
 ) -> Measured {
-    Measured::time(|| {
+    let (tally, elapsed) = crate::timed(|| {
         let per = n / k as u64;
         let mut receivers = Vec::with_capacity(k);
         let mut producers = Vec::with_capacity(k);
@@ -177,7 +178,8 @@ pub fn select_rows<C: Channel>(
         let consumer = thread::spawn(move || consume(receivers));
         producers.into_iter().for_each(|p| p.join().unwrap());
         consumer.join().unwrap()
-    })
+    });
+    tally.measured(elapsed)
 }
 
 /// Implements [`Channel`] for an MPMC channel crate whose API has the usual
@@ -213,8 +215,8 @@ macro_rules! mpmc_channel {
 }
 
 /// A select_k consumer: receives from all `k` receivers until each is closed
-/// and drained, returning the sum received.
-pub type SelectLoop<C> = fn(Vec<<C as Channel>::Receiver<u64>>) -> u64;
+/// and drained, returning the sum and each arm's count.
+pub type SelectLoop<C> = fn(Vec<<C as Channel>::Receiver<u64>>) -> SelectTally;
 
 /// The rows a channel crate on threads expresses: the channel rows, and the
 /// select rows when the crate has a select.

@@ -5,6 +5,7 @@
 //! select loop (`crossbeam_channel::Select`).
 
 use crossbeam_channel::{Receiver, Select};
+use spindle_peer_common::witness::SelectTally;
 use spindle_peer_common::{run_main, threads};
 
 spindle_peer_common::mpmc_channel!(Crossbeam, crossbeam_channel);
@@ -13,29 +14,29 @@ fn main() {
     run_main(
         "crossbeam",
         |w| threads::channel_crate_support(w, true),
-        |req| threads::run_channel_row::<Crossbeam>(req, Some(select_sum)),
+        |req| threads::run_channel_row::<Crossbeam>(req, Some(select_tally)),
     );
 }
 
 /// The consumer of select_k: a `Select` over the k receivers, each removed
 /// once its producer has hung up and it is drained.
-fn select_sum(receivers: Vec<Receiver<u64>>) -> u64 {
+fn select_tally(receivers: Vec<Receiver<u64>>) -> SelectTally {
     let mut sel = Select::new();
     for r in &receivers {
         sel.recv(r);
     }
     let mut open = receivers.len();
-    let mut sum = 0;
+    let mut tally = SelectTally::new(open);
     while open > 0 {
         let op = sel.select();
         let i = op.index();
         match op.recv(&receivers[i]) {
-            Ok(v) => sum += v,
+            Ok(v) => tally.record(i, v),
             Err(_) => {
                 sel.remove(i);
                 open -= 1;
             }
         }
     }
-    sum
+    tally
 }

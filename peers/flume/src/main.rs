@@ -5,6 +5,7 @@
 //! select loop (`flume::Selector`).
 
 use flume::{Receiver, Selector};
+use spindle_peer_common::witness::SelectTally;
 use spindle_peer_common::{run_main, threads};
 
 spindle_peer_common::mpmc_channel!(Flume, flume);
@@ -13,29 +14,30 @@ fn main() {
     run_main(
         "flume",
         |w| threads::channel_crate_support(w, true),
-        |req| threads::run_channel_row::<Flume>(req, Some(select_sum)),
+        |req| threads::run_channel_row::<Flume>(req, Some(select_tally)),
     );
 }
 
 /// The consumer of select_k: a `Selector` over the receivers still open,
 /// built afresh for each wait as flume's selectors are; a receiver is
 /// dropped from the set once its producer has hung up and it is drained.
-fn select_sum(mut receivers: Vec<Receiver<u64>>) -> u64 {
-    let mut sum = 0;
-    while !receivers.is_empty() {
-        let got = receivers
+fn select_tally(receivers: Vec<Receiver<u64>>) -> SelectTally {
+    let mut tally = SelectTally::new(receivers.len());
+    let mut open: Vec<(usize, Receiver<u64>)> = receivers.into_iter().enumerate().collect();
+    while !open.is_empty() {
+        let got = open
             .iter()
             .enumerate()
-            .fold(Selector::new(), |sel, (i, r)| {
-                sel.recv(r, move |res| res.map_err(|_| i))
+            .fold(Selector::new(), |sel, (at, &(arm, ref r))| {
+                sel.recv(r, move |res| res.map(|v| (arm, v)).map_err(|_| at))
             })
             .wait();
         match got {
-            Ok(v) => sum += v,
-            Err(i) => {
-                receivers.swap_remove(i);
+            Ok((arm, v)) => tally.record(arm, v),
+            Err(at) => {
+                open.swap_remove(at);
             }
         }
     }
-    sum
+    tally
 }

@@ -21,12 +21,18 @@ use spindle_peer_common::catalogue::{
     FIB_PAR_CUTOFF, NURSERY_BATCH, SKYNET_FANOUT,
 };
 use spindle_peer_common::kernels::{self, payload, payload_value};
+use spindle_peer_common::witness::{Alive, Lateness, SelectTally};
 use spindle_peer_common::{run_main, Measured, Request, Support};
 use std::fmt::Display;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+
+/// live_1m's witness: the tasks alive now and at most.
+static ALIVE: Alive = Alive::new();
+/// sleep_1m's witness: the earliest wake relative to its deadline.
+static LATENESS: Lateness = Lateness::new();
 
 fn main() {
     if let Some(workers) = spindle_peer_common::echo::requested() {
@@ -87,13 +93,19 @@ fn run(req: &Request) -> Measured {
                 "block_all" => timed(block_all(n)).await,
                 "spawn_nursery" => timed(spawn_batches(n, NURSERY_BATCH)).await,
                 "spawn_sequential" => timed(spawn_sequential(n)).await,
-                "live_1m" => timed(live(n)).await,
-                "sleep_1m" => timed(sleep_all(n)).await,
+                "live_1m" => timed(live(n)).await.with("peak_alive", ALIVE.peak()),
+                "sleep_1m" => timed(sleep_all(n))
+                    .await
+                    .with("min_lateness_ns", LATENESS.min_ns()),
                 "fizzbuzz_pipeline" => fizzbuzz(n, false).await,
                 "fizzbuzz_pipeline_zc" => fizzbuzz(n, true).await,
                 "fork_pool" => timed(fork_pool(n, w)).await,
                 w if payload_bytes(w).is_some() => payload_row(payload_bytes(w).unwrap(), n).await,
-                w if select_arity(w).is_some() => timed(select(n, select_arity(w).unwrap())).await,
+                w if select_arity(w).is_some() => {
+                    let start = Instant::now();
+                    let tally = select(n, select_arity(w).unwrap()).await;
+                    tally.measured(start.elapsed())
+                }
                 w => {
                     let (c, d) = pipeline_shape(w).expect("a catalogue row");
                     timed(pipeline(n, c, d)).await
@@ -358,25 +370,26 @@ async fn spawn_sequential(n: u64) -> u64 {
 }
 
 /// live_1m: n tasks each parked on its own oneshot; once the last has
-/// started (counted; the last one signals on a oneshot), the driver sends i
-/// to task i and sums what the tasks return.
+/// started (counted by [`ALIVE`]; the last one signals on a oneshot), the
+/// driver sends i to task i and sums what the tasks return.
 async fn live(n: u64) -> u64 {
-    let started = Arc::new(AtomicU64::new(0));
     let (all_tx, all_rx) = chan::oneshot::<()>();
     let all_tx = Arc::new(std::sync::Mutex::new(Some(all_tx)));
     let mut senders = Vec::with_capacity(n as usize);
     let mut handles = Vec::with_capacity(n as usize);
     for _ in 0..n {
         let (tx, rx) = chan::oneshot::<u64>();
-        let (started, all_tx) = (started.clone(), all_tx.clone());
+        let all_tx = all_tx.clone();
         senders.push(tx);
         handles.push(spindle::spawn(async move {
-            if started.fetch_add(1, Ordering::AcqRel) + 1 == n {
+            if ALIVE.enter() == n {
                 if let Some(tx) = all_tx.lock().unwrap().take() {
                     let _ = tx.send(());
                 }
             }
-            rx.await.unwrap()
+            let i = rx.await.unwrap();
+            ALIVE.leave();
+            i
         }));
     }
     if n > 0 {
@@ -393,12 +406,16 @@ async fn live(n: u64) -> u64 {
 }
 
 /// sleep_1m: n tasks, task i sleeping `1 + (i mod 100)` ms on spindle's
-/// timer wheel (`spindle::time::sleep`) and returning i; the driver joins all.
+/// timer wheel (`spindle::time::sleep`), noting its wake in [`LATENESS`],
+/// and returning i; the driver joins all.
 async fn sleep_all(n: u64) -> u64 {
     let handles: Vec<_> = (0..n)
         .map(|i| {
             spindle::spawn(async move {
-                spindle::time::sleep(sleep_duration(i)).await;
+                let d = sleep_duration(i);
+                let due = Instant::now() + d;
+                spindle::time::sleep(d).await;
+                LATENESS.observe(due, Instant::now());
                 i
             })
         })
@@ -413,7 +430,7 @@ async fn sleep_all(n: u64) -> u64 {
 /// select_k: k producer tasks, producer p sending `p·(n/k) + j` on its own
 /// bounded(1000) channel; one consumer task selects over the k channels
 /// until all are closed and drained.
-async fn select(n: u64, k: usize) -> u64 {
+async fn select(n: u64, k: usize) -> SelectTally {
     let per = n / k as u64;
     let mut rxs = Vec::with_capacity(k);
     for p in 0..k as u64 {
@@ -426,7 +443,7 @@ async fn select(n: u64, k: usize) -> u64 {
         }));
     }
     spindle::spawn(async move {
-        let mut sum = 0u64;
+        let mut tally = SelectTally::new(k);
         let mut open = vec![true; k];
         // As Go's nil channel: a closed channel's arm never completes again
         // (else its always-ready `Err` would spin the loop).
@@ -439,9 +456,9 @@ async fn select(n: u64, k: usize) -> u64 {
                 }
             }
         };
-        fn note(sum: &mut u64, open: &mut [bool], i: usize, r: Result<u64, chan::RecvError>) {
+        fn note(t: &mut SelectTally, open: &mut [bool], i: usize, r: Result<u64, chan::RecvError>) {
             match r {
-                Ok(v) => *sum += v,
+                Ok(v) => t.record(i, v),
                 Err(_) => open[i] = false,
             }
         }
@@ -449,7 +466,7 @@ async fn select(n: u64, k: usize) -> u64 {
             1 => {
                 while open[0] {
                     spindle::select! {
-                        r = recv(0, true) => note(&mut sum, &mut open, 0, r),
+                        r = recv(0, true) => note(&mut tally, &mut open, 0, r),
                     }
                 }
             }
@@ -457,8 +474,8 @@ async fn select(n: u64, k: usize) -> u64 {
                 while open.iter().any(|&o| o) {
                     let (o0, o1) = (open[0], open[1]);
                     spindle::select! {
-                        r = recv(0, o0) => note(&mut sum, &mut open, 0, r),
-                        r = recv(1, o1) => note(&mut sum, &mut open, 1, r),
+                        r = recv(0, o0) => note(&mut tally, &mut open, 0, r),
+                        r = recv(1, o1) => note(&mut tally, &mut open, 1, r),
                     }
                 }
             }
@@ -466,16 +483,16 @@ async fn select(n: u64, k: usize) -> u64 {
                 while open.iter().any(|&o| o) {
                     let (o0, o1, o2, o3) = (open[0], open[1], open[2], open[3]);
                     spindle::select! {
-                        r = recv(0, o0) => note(&mut sum, &mut open, 0, r),
-                        r = recv(1, o1) => note(&mut sum, &mut open, 1, r),
-                        r = recv(2, o2) => note(&mut sum, &mut open, 2, r),
-                        r = recv(3, o3) => note(&mut sum, &mut open, 3, r),
+                        r = recv(0, o0) => note(&mut tally, &mut open, 0, r),
+                        r = recv(1, o1) => note(&mut tally, &mut open, 1, r),
+                        r = recv(2, o2) => note(&mut tally, &mut open, 2, r),
+                        r = recv(3, o3) => note(&mut tally, &mut open, 3, r),
                     }
                 }
             }
             k => panic!("no select row over {k} channels"),
         }
-        sum
+        tally
     })
     .await
     .unwrap()

@@ -17,15 +17,21 @@ use spindle_peer_common::catalogue::{
     PINGPONG_CAPACITY, SKYNET_FANOUT,
 };
 use spindle_peer_common::kernels::{self, payload, payload_value, FizzCounts};
+use spindle_peer_common::witness::{Alive, Lateness, SelectTally};
 use spindle_peer_common::{run_main, Measured, Request, Support};
 use std::fmt::Display;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::runtime::{Builder, Runtime};
 use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::task::{self, JoinHandle, JoinSet};
+
+/// live_1m's witness: the tasks alive now and at most.
+static ALIVE: Alive = Alive::new();
+/// sleep_1m's witness: the earliest wake relative to its deadline.
+static LATENESS: Lateness = Lateness::new();
 
 fn main() {
     if let Some(workers) = spindle_peer_common::echo::requested() {
@@ -99,13 +105,19 @@ fn run(req: &Request) -> Measured {
                 "blocking_pressure" => blocking_pressure(n, w).await,
                 "spawn_nursery" => timed(spawn_nursery(n)).await,
                 "spawn_sequential" => timed(spawn_sequential(n)).await,
-                "live_1m" => timed(live(n)).await,
-                "sleep_1m" => timed(sleep_all(n)).await,
+                "live_1m" => timed(live(n)).await.with("peak_alive", ALIVE.peak()),
+                "sleep_1m" => timed(sleep_all(n))
+                    .await
+                    .with("min_lateness_ns", LATENESS.min_ns()),
                 "fizzbuzz_pipeline" => timed(fizzbuzz(n, false)).await,
                 "fizzbuzz_pipeline_zc" => timed(fizzbuzz(n, true)).await,
                 "fork_pool" => timed(fork_pool(n, w)).await,
                 w if payload_bytes(w).is_some() => payload_row(payload_bytes(w).unwrap(), n).await,
-                w if select_arity(w).is_some() => timed(select(n, select_arity(w).unwrap())).await,
+                w if select_arity(w).is_some() => {
+                    let start = Instant::now();
+                    let tally = select(n, select_arity(w).unwrap()).await;
+                    tally.measured(start.elapsed())
+                }
                 w => {
                     let (c, d) = pipeline_shape(w).expect("a catalogue row");
                     timed(pipeline(n, c, d)).await
@@ -343,10 +355,10 @@ async fn spawn_sequential(n: u64) -> u64 {
 }
 
 /// live_1m: n tasks each parked on its own oneshot; once the last has
-/// started (counted, then signalled through a `Notify`), the driver sends i
+/// started (counted by [`ALIVE`], then signalled through a `Notify`), the driver sends i
 /// to task i and sums what the tasks return.
 async fn live(n: u64) -> u64 {
-    let started = Arc::new((AtomicU64::new(0), Notify::new()));
+    let started = Arc::new(Notify::new());
     let mut senders = Vec::with_capacity(n as usize);
     let mut handles = Vec::with_capacity(n as usize);
     for _ in 0..n {
@@ -354,14 +366,16 @@ async fn live(n: u64) -> u64 {
         let started = started.clone();
         senders.push(tx);
         handles.push(tokio::spawn(async move {
-            if started.0.fetch_add(1, Ordering::AcqRel) + 1 == n {
-                started.1.notify_one();
+            if ALIVE.enter() == n {
+                started.notify_one();
             }
-            rx.await.unwrap()
+            let i = rx.await.unwrap();
+            ALIVE.leave();
+            i
         }));
     }
     if n > 0 {
-        started.1.notified().await;
+        started.notified().await;
     }
     for (i, tx) in senders.into_iter().enumerate() {
         tx.send(i as u64).unwrap();
@@ -374,12 +388,16 @@ async fn live(n: u64) -> u64 {
 }
 
 /// sleep_1m: n tasks, task i sleeping `1 + (i mod 100)` ms on Tokio's
-/// timer (`tokio::time::sleep`) and returning i; the driver joins all.
+/// timer (`tokio::time::sleep`), noting its wake in [`LATENESS`], and
+/// returning i; the driver joins all.
 async fn sleep_all(n: u64) -> u64 {
     let handles: Vec<_> = (0..n)
         .map(|i| {
             tokio::spawn(async move {
-                tokio::time::sleep(sleep_duration(i)).await;
+                let d = sleep_duration(i);
+                let due = Instant::now() + d;
+                tokio::time::sleep(d).await;
+                LATENESS.observe(due, Instant::now());
                 i
             })
         })
@@ -442,24 +460,24 @@ async fn blocking_pressure(n: u64, workers: usize) -> Measured {
 /// The select_k consumer loop over the given `(receiver, open)` pairs: a
 /// `tokio::select!` with one branch per channel, disabled once it is closed.
 macro_rules! select_loop {
-    ($(($rx:ident, $open:ident)),+) => {{
-        let mut sum = 0u64;
+    ($(($arm:literal, $rx:ident, $open:ident)),+) => {{
+        let mut tally = SelectTally::new([$($arm),+].len());
         loop {
             tokio::select! {
                 $(v = $rx.recv(), if $open => match v {
-                    Some(v) => sum += v,
+                    Some(v) => tally.record($arm, v),
                     None => $open = false,
                 },)+
                 else => break,
             }
         }
-        sum
+        tally
     }};
 }
 
 /// select_k: k producer tasks, producer p sending `p·(n/k) + j` on its own
 /// bounded(1000) channel; one consumer task selects over the k channels.
-async fn select(n: u64, k: usize) -> u64 {
+async fn select(n: u64, k: usize) -> SelectTally {
     let per = n / k as u64;
     let mut rxs = Vec::with_capacity(k);
     for p in 0..k as u64 {
@@ -477,16 +495,16 @@ async fn select(n: u64, k: usize) -> u64 {
         match k {
             1 => {
                 let (mut a, mut oa) = (next(), true);
-                select_loop!((a, oa))
+                select_loop!((0, a, oa))
             }
             2 => {
                 let (mut a, mut oa, mut b, mut ob) = (next(), true, next(), true);
-                select_loop!((a, oa), (b, ob))
+                select_loop!((0, a, oa), (1, b, ob))
             }
             4 => {
                 let (mut a, mut oa, mut b, mut ob) = (next(), true, next(), true);
                 let (mut c, mut oc, mut d, mut od) = (next(), true, next(), true);
-                select_loop!((a, oa), (b, ob), (c, oc), (d, od))
+                select_loop!((0, a, oa), (1, b, ob), (2, c, oc), (3, d, od))
             }
             k => panic!("no select row over {k} channels"),
         }
