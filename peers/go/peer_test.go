@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -129,6 +130,9 @@ func TestEveryRowAtTinySize(t *testing.T) {
 		if name == "blocking_pressure" && len(o.extra) != 2 {
 			t.Errorf("%s: extra %v, want beats and due", name, o.extra)
 		}
+		if err := checkWitness(name, n, o.extra); err != nil {
+			t.Errorf("%s size %d: %v", name, n, err)
+		}
 	}
 	if len(workloads) != 39 {
 		t.Errorf("%d workloads, the catalogue has 39", len(workloads))
@@ -136,6 +140,49 @@ func TestEveryRowAtTinySize(t *testing.T) {
 	if _, err := run("nonesuch", 1, 1); err == nil {
 		t.Error("unknown workload accepted")
 	}
+}
+
+// checkWitness is this peer's copy of the witness rules (the harness has
+// its own): select_k's per_arm counts, sleep_1m's min_lateness_ns,
+// live_1m's peak_alive.
+func checkWitness(name string, n uint64, extra []kv) error {
+	field := func(key string) (string, error) {
+		for _, e := range extra {
+			if e.key == key {
+				return e.value, nil
+			}
+		}
+		return "", fmt.Errorf("no %s field in %v", key, extra)
+	}
+	if k := selectArity(name); k > 0 {
+		v, err := field("per_arm")
+		if err != nil {
+			return err
+		}
+		share := strconv.FormatUint(n/uint64(k), 10)
+		if want := strings.TrimSuffix(strings.Repeat(share+",", k), ","); v != want {
+			return fmt.Errorf("per_arm=%s, want %s", v, want)
+		}
+	}
+	switch name {
+	case "sleep_1m":
+		v, err := field("min_lateness_ns")
+		if err != nil {
+			return err
+		}
+		if late, perr := strconv.ParseInt(v, 10, 64); perr != nil || late < 0 {
+			return fmt.Errorf("min_lateness_ns=%s: a sleep woke before its deadline", v)
+		}
+	case "live_1m":
+		v, err := field("peak_alive")
+		if err != nil {
+			return err
+		}
+		if v != strconv.FormatUint(n, 10) {
+			return fmt.Errorf("peak_alive=%s, want %d", v, n)
+		}
+	}
+	return nil
 }
 
 func TestArgsAndLine(t *testing.T) {

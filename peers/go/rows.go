@@ -3,12 +3,15 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // run runs one workload with GOMAXPROCS = workers (1 for fork_inline), set
@@ -41,9 +44,9 @@ func run(name string, n uint64, workers int) (outcome, error) {
 	case "chan_single":
 		return timed(func() uint64 { return inGoroutine(func() uint64 { return chanSingle(n) }) }), nil
 	case "chan_buffered":
-		return timed(func() uint64 { return producerConsumer(n, chanCapacity, ident, ident) }), nil
+		return timed(func() uint64 { return producerConsumer(n, chanCapacity) }), nil
 	case "chan_unbuffered":
-		return timed(func() uint64 { return producerConsumer(n, 0, ident, ident) }), nil
+		return timed(func() uint64 { return producerConsumer(n, 0) }), nil
 	case "async_trivial", "spawn_10k", "spawn_100k", "spawn_1m":
 		return timed(func() uint64 { return spawnBatches(n, max(n, 1)) }), nil
 	case "async_compute":
@@ -57,9 +60,16 @@ func run(name string, n uint64, workers int) (outcome, error) {
 	case "blocking_pressure":
 		return blockingPressure(n, workers), nil
 	case "live_1m":
-		return timed(func() uint64 { return live(n) }), nil
+		alive.now.Store(0)
+		alive.peak.Store(0)
+		o := timed(func() uint64 { return live(n) })
+		o.extra = append(o.extra, kv{"peak_alive", strconv.FormatUint(alive.peak.Load(), 10)})
+		return o, nil
 	case "sleep_1m":
-		return timed(func() uint64 { return sleepAll(n) }), nil
+		lateness.Store(math.MaxInt64)
+		o := timed(func() uint64 { return sleepAll(n) })
+		o.extra = append(o.extra, kv{"min_lateness_ns", strconv.FormatInt(lateness.Load(), 10)})
+		return o, nil
 	case "fizzbuzz_pipeline", "fizzbuzz_pipeline_zc":
 		zc := name == "fizzbuzz_pipeline_zc"
 		start := time.Now()
@@ -69,17 +79,19 @@ func run(name string, n uint64, workers int) (outcome, error) {
 		return timed(func() uint64 { return forkPool(n, workers) }), nil
 	}
 	if k := selectArity(name); k == 1 || k == 2 || k == 4 {
-		return timed(func() uint64 { return selectK(n, k) }), nil
+		start := time.Now()
+		t := selectK(n, k)
+		return t.outcome(time.Since(start)), nil
 	}
 	switch payloadBytes(name) {
 	case 4:
-		return timed(func() uint64 { return payloadRow(n, mk4, val4) }), nil
+		return timed(func() uint64 { return payloadRow[[4]byte](n) }), nil
 	case 16:
-		return timed(func() uint64 { return payloadRow(n, mk16, val16) }), nil
+		return timed(func() uint64 { return payloadRow[[16]byte](n) }), nil
 	case 256:
-		return timed(func() uint64 { return payloadRow(n, mk256, val256) }), nil
+		return timed(func() uint64 { return payloadRow[[256]byte](n) }), nil
 	case 1024:
-		return timed(func() uint64 { return payloadRow(n, mk1024, val1024) }), nil
+		return timed(func() uint64 { return payloadRow[[1024]byte](n) }), nil
 	}
 	if c, d, ok := pipelineShape(name); ok {
 		return timed(func() uint64 { return pipeline(n, c, d) }), nil
@@ -93,8 +105,6 @@ func timed(f func() uint64) outcome {
 	r := f()
 	return numeric(r, time.Since(start))
 }
-
-func ident(v uint64) uint64 { return v }
 
 // inGoroutine runs f in one spawned goroutine and waits for its result.
 func inGoroutine(f func() uint64) uint64 {
@@ -233,34 +243,71 @@ func chanSingle(n uint64) uint64 {
 	return sum
 }
 
-// producerConsumer: a producer goroutine sends mk(i) for i in 0..n on a
-// channel of capacity cp; a consumer goroutine sums val(msg).
-func producerConsumer[T any](n uint64, cp int, mk func(uint64) T, val func(T) uint64) uint64 {
-	c := make(chan T, cp)
+// producerConsumer: a producer goroutine sends i for i in 0..n on a channel
+// of capacity cp; a consumer goroutine sums what it receives.
+func producerConsumer(n uint64, cp int) uint64 {
+	c := make(chan uint64, cp)
 	go func() {
 		for i := range n {
-			c <- mk(i)
+			c <- i
+		}
+		close(c)
+	}()
+	return inGoroutine(func() uint64 {
+		var sum uint64
+		for v := range c {
+			sum += v
+		}
+		return sum
+	})
+}
+
+// payloadMsg is a payload_B message: B bytes sent by value.
+type payloadMsg interface {
+	[4]byte | [16]byte | [256]byte | [1024]byte
+}
+
+// payloadRow: chan_buffered with [B]byte messages by value. One
+// instantiation per size (each array is its own GC shape), so the length is
+// a constant and the fill and check inline into the two loops: the producer
+// writes each message in place and the consumer reads it where it landed.
+func payloadRow[M payloadMsg](n uint64) uint64 {
+	c := make(chan M, chanCapacity)
+	go func() {
+		for i := range n {
+			var m M
+			fillPayload(bytesOf(&m), i)
+			c <- m
 		}
 		close(c)
 	}()
 	return inGoroutine(func() uint64 {
 		var sum uint64
 		for m := range c {
-			sum += val(m)
+			sum += payloadValue(bytesOf(&m))
 		}
 		return sum
 	})
 }
 
-// payloadRow: chan_buffered with [B]byte messages by value.
-func payloadRow[T any](n uint64, mk func(uint64) T, val func(*T) uint64) uint64 {
-	return producerConsumer(n, chanCapacity, mk, func(m T) uint64 { return val(&m) })
-}
+// bytesOf views a message as a slice. A type parameter over arrays of
+// different lengths has no core type, so `m[:]` does not compile; the view
+// covers exactly the array.
+func bytesOf[M payloadMsg](m *M) []byte { return unsafe.Slice(&(*m)[0], len(*m)) }
 
-// fillPayload writes index i as a little-endian u32 and fills the rest with byte(i).
+// fillPayload writes index i as a little-endian u32 and fills the rest with
+// byte(i). Go has no non-zero memset: small messages take a byte loop,
+// larger ones double a filled prefix with copy, as bytes.Repeat does.
 func fillPayload(m []byte, i uint64) {
-	for j := range m {
-		m[j] = byte(i)
+	if len(m) <= 16 {
+		for j := range m {
+			m[j] = byte(i)
+		}
+	} else {
+		m[0] = byte(i)
+		for j := 1; j < len(m); j *= 2 {
+			copy(m[j:], m[:j])
+		}
 	}
 	binary.LittleEndian.PutUint32(m, uint32(i))
 }
@@ -277,15 +324,6 @@ func payloadValue(m []byte) uint64 {
 	}
 	return uint64(i)
 }
-
-func mk4(i uint64) (m [4]byte)       { fillPayload(m[:], i); return }
-func mk16(i uint64) (m [16]byte)     { fillPayload(m[:], i); return }
-func mk256(i uint64) (m [256]byte)   { fillPayload(m[:], i); return }
-func mk1024(i uint64) (m [1024]byte) { fillPayload(m[:], i); return }
-func val4(m *[4]byte) uint64         { return payloadValue(m[:]) }
-func val16(m *[16]byte) uint64       { return payloadValue(m[:]) }
-func val256(m *[256]byte) uint64     { return payloadValue(m[:]) }
-func val1024(m *[1024]byte) uint64   { return payloadValue(m[:]) }
 
 // spawnBatches: batches of goroutines (goroutine i stores i in its slot),
 // each batch awaited with a WaitGroup before the next; the driver sums the
@@ -376,8 +414,10 @@ func live(n uint64) uint64 {
 		c := make(chan uint64, 1)
 		chans[i] = c
 		done.Go(func() {
+			alive.enter()
 			started.Done()
 			slots[i] = <-c
+			alive.leave()
 		})
 	}
 	started.Wait()
@@ -392,15 +432,41 @@ func live(n uint64) uint64 {
 	return sum
 }
 
+// aliveCount is live_1m's witness: the goroutines alive now and at most.
+type aliveCount struct{ now, peak atomic.Uint64 }
+
+var alive aliveCount
+
+func (a *aliveCount) enter() {
+	now := a.now.Add(1)
+	for p := a.peak.Load(); now > p && !a.peak.CompareAndSwap(p, now); p = a.peak.Load() {
+	}
+}
+
+func (a *aliveCount) leave() { a.now.Add(^uint64(0)) }
+
+// lateness is sleep_1m's witness: the earliest wake relative to its
+// deadline, in ns (negative: a sleep returned early).
+var lateness atomic.Int64
+
+func observeWake(due time.Time) {
+	late := int64(time.Since(due))
+	for m := lateness.Load(); late < m && !lateness.CompareAndSwap(m, late); m = lateness.Load() {
+	}
+}
+
 // sleepAll: n goroutines, goroutine i sleeps 1 + (i mod 100) ms on the
-// runtime's timers (time.Sleep parks the goroutine) and stores i in its
-// slot; the driver waits on a WaitGroup and sums the slots.
+// runtime's timers (time.Sleep parks the goroutine), notes its wake and
+// stores i in its slot; the driver waits on a WaitGroup and sums the slots.
 func sleepAll(n uint64) uint64 {
 	slots := make([]uint64, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			time.Sleep(sleepDuration(i))
+			d := sleepDuration(i)
+			due := time.Now().Add(d)
+			time.Sleep(d)
+			observeWake(due)
 			slots[i] = i
 		})
 	}
@@ -466,12 +532,37 @@ func blockingPressure(n uint64, workers int) outcome {
 	return o
 }
 
+// selectTally is select_k's consumer result: the sum and how many messages
+// each arm delivered.
+type selectTally struct {
+	sum    uint64
+	perArm []uint64
+}
+
+func (t *selectTally) record(arm int, v uint64) {
+	t.sum += v
+	t.perArm[arm]++
+}
+
+func (t selectTally) outcome(elapsed time.Duration) outcome {
+	arms := make([]string, len(t.perArm))
+	for i, c := range t.perArm {
+		arms[i] = strconv.FormatUint(c, 10)
+	}
+	o := numeric(t.sum, elapsed)
+	o.extra = append(o.extra, kv{"per_arm", strings.Join(arms, ",")})
+	return o
+}
+
 // selectK: k producer goroutines, producer p sending p·(n/k) + j on its own
-// channel of 1000; one consumer selects over the k channels until all are
-// closed. Unused and closed channels are nil, which a select never picks.
-func selectK(n uint64, k int) uint64 {
+// buffered(1000) channel and closing it; one consumer goroutine runs a
+// k-case select over the k channels, setting a channel to nil once it is
+// closed and drained (a nil channel's case never fires), until all are.
+// Each k has its own select statement with exactly k cases: Go's compiler
+// turns the one-case select into a plain receive, as it would for a user.
+func selectK(n uint64, k int) selectTally {
 	per := n / uint64(k)
-	var cs [4]chan uint64
+	cs := make([]chan uint64, k)
 	for p := range k {
 		c := make(chan uint64, chanCapacity)
 		cs[p] = c
@@ -482,34 +573,85 @@ func selectK(n uint64, k int) uint64 {
 			close(c)
 		}()
 	}
-	return inGoroutine(func() uint64 {
-		var sum uint64
-		for open := k; open > 0; {
-			select {
-			case v, ok := <-cs[0]:
-				if !ok {
-					cs[0], open = nil, open-1
-				}
-				sum += v
-			case v, ok := <-cs[1]:
-				if !ok {
-					cs[1], open = nil, open-1
-				}
-				sum += v
-			case v, ok := <-cs[2]:
-				if !ok {
-					cs[2], open = nil, open-1
-				}
-				sum += v
-			case v, ok := <-cs[3]:
-				if !ok {
-					cs[3], open = nil, open-1
-				}
-				sum += v
-			}
+	done := make(chan selectTally, 1)
+	go func() {
+		t := selectTally{perArm: make([]uint64, k)}
+		switch k {
+		case 1:
+			select1(cs[0], &t)
+		case 2:
+			select2(cs[0], cs[1], &t)
+		case 4:
+			select4(cs[0], cs[1], cs[2], cs[3], &t)
+		default:
+			panic(fmt.Sprintf("no select row over %d channels", k))
 		}
-		return sum
-	})
+		done <- t
+	}()
+	return <-done
+}
+
+func select1(a chan uint64, t *selectTally) {
+	for a != nil {
+		select {
+		case v, ok := <-a:
+			if !ok {
+				a = nil
+				continue
+			}
+			t.record(0, v)
+		}
+	}
+}
+
+func select2(a, b chan uint64, t *selectTally) {
+	for a != nil || b != nil {
+		select {
+		case v, ok := <-a:
+			if !ok {
+				a = nil
+				continue
+			}
+			t.record(0, v)
+		case v, ok := <-b:
+			if !ok {
+				b = nil
+				continue
+			}
+			t.record(1, v)
+		}
+	}
+}
+
+func select4(a, b, c, d chan uint64, t *selectTally) {
+	for a != nil || b != nil || c != nil || d != nil {
+		select {
+		case v, ok := <-a:
+			if !ok {
+				a = nil
+				continue
+			}
+			t.record(0, v)
+		case v, ok := <-b:
+			if !ok {
+				b = nil
+				continue
+			}
+			t.record(1, v)
+		case v, ok := <-c:
+			if !ok {
+				c = nil
+				continue
+			}
+			t.record(2, v)
+		case v, ok := <-d:
+			if !ok {
+				d = nil
+				continue
+			}
+			t.record(3, v)
+		}
+	}
 }
 
 // pipeline: C chain goroutines run their share of the n executions one after
