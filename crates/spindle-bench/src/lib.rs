@@ -2,7 +2,8 @@
 //!
 //! Roles, one module each: [`cli`] parses and dispatches; [`workloads`] holds
 //! the catalogue; [`peers`] builds and interrogates the peer binaries;
-//! [`runner`] runs one process per measured run and checks every result;
+//! [`runner`] runs one process per measured run and checks every result
+//! (its value, and the [`witness`] fields that say how it was reached);
 //! [`stats`] summarises and compares samples; [`report`] writes the table,
 //! JSON, JSONL history, benchstat text and HTML; [`compare`] and [`fresh`]
 //! are the regression and freshness checks; [`meta`] records the machine;
@@ -19,4 +20,5 @@ pub mod report;
 pub mod runner;
 pub mod stats;
 pub mod telemetry;
+pub mod witness;
 pub mod workloads;

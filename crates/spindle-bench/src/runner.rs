@@ -376,6 +376,7 @@ pub fn check_run(
             line.ops
         )));
     }
+    crate::witness::check(w.name, size, &line.extra).map_err(why)?;
     Ok(line)
 }
 
