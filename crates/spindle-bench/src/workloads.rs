@@ -124,7 +124,39 @@ pub struct Workload {
     pub quick_skip_why: &'static str,
 }
 
+/// Which summary a row's ratio counts in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Summarised {
+    /// The runtime geomean: rows whose time is the runtime's work.
+    Runtime,
+    /// The compiler geomean: sequential kernels in one task (fib,
+    /// sum_squares, primes), which compare code generators, not runtimes.
+    Compiler,
+    /// Neither: blocking_pressure's time is set by its blocking calls; the
+    /// row is judged by its heartbeats.
+    Apart,
+}
+
+impl Summarised {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Summarised::Runtime => "runtime",
+            Summarised::Compiler => "compiler",
+            Summarised::Apart => "apart",
+        }
+    }
+}
+
 impl Workload {
+    /// Which summary geomean this row counts in.
+    pub fn summarised(&self) -> Summarised {
+        match self.name {
+            "fib" | "sum_squares" | "primes" => Summarised::Compiler,
+            "blocking_pressure" => Summarised::Apart,
+            _ => Summarised::Runtime,
+        }
+    }
+
     /// Counted runs the full profile gives this workload when it names its
     /// own (WORKLOADS.md: spawn_10k / 100k / 1m "passes 10 / 5 / 3").
     pub fn full_passes(&self) -> Option<u32> {

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use super::history::HistoryLine;
-use super::json::{LatestRun, RowJson, REFERENCES};
+use super::json::{coverage, LatestRun, RowJson, REFERENCES};
 use super::table::{fmt_bytes, fmt_ns};
 use crate::workloads;
 
@@ -608,14 +608,16 @@ pub fn render(run: &LatestRun, history: &[HistoryLine]) -> String {
     for g in &run.summary {
         let _ = write!(
             s,
-            "<p><b>{} vs {}: geometric mean {:.2}×</b> over {} rows ({} faster, {} slower, {} not significant)</p>",
+            "<p><b>{} vs {}, {} rows: geometric mean {:.2}×</b> over {} rows ({} faster, {} slower, {} not significant): {}</p>",
             esc(&g.peer),
             esc(&g.against),
+            esc(&g.class),
             g.geomean,
             g.rows,
             g.faster,
             g.slower,
-            g.not_significant
+            g.not_significant,
+            esc(&coverage(g, &run.summary))
         );
     }
     let failed: Vec<&RowJson> = run

@@ -3,7 +3,8 @@
 //! [`analyse`] turns the runner's rows into [`RowJson`]s: statistics of the
 //! in-process times, outside measurements, and the paired ratios to Go and
 //! Tokio; [`LatestRun`] adds the run's metadata and the geometric-mean
-//! summary. Every other output (table, benchstat, history, HTML) renders from
+//! summary: spindle against every other peer, over the runtime rows and,
+//! apart, over the compiler rows ([`geomeans`]). Every other output (table, benchstat, history, HTML) renders from
 //! this model, so `report` can rebuild them from the saved files.
 //!
 //! Field names follow hyperfine's JSON where one exists (`command`, `mean`,
@@ -22,6 +23,7 @@ use crate::meta::RunMeta;
 use crate::peers::PeerInfo;
 use crate::runner::{Row, Status};
 use crate::stats::{self, Ratio};
+use crate::workloads::Summarised;
 
 pub const SCHEMA: u32 = 1;
 /// The peers every row is compared with.
@@ -132,16 +134,23 @@ impl RowJson {
     }
 }
 
-/// spindle's ratios to one reference, summarised over every row.
+/// spindle's ratios to one other peer, summarised over one class of rows
+/// ([`Summarised`]): the rows both ran, each ratio paired run by run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Geomean {
     pub peer: String,
     pub against: String,
+    /// `runtime` or `compiler` ([`Summarised::as_str`]).
+    #[serde(default)]
+    pub class: String,
     pub geomean: f64,
     pub rows: usize,
     pub faster: usize,
     pub slower: usize,
     pub not_significant: usize,
+    /// The workloads the mean covers.
+    #[serde(default)]
+    pub workloads: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -285,35 +294,81 @@ pub fn add_ratios(rows: &mut [RowJson]) {
     }
 }
 
-/// Geometric mean of one peer's ratios to each reference.
+/// Geometric means of `peer`'s ratios to every other peer in `rows`, one
+/// per class of rows that counts ([`Summarised::Runtime`], then
+/// [`Summarised::Compiler`]); blocking_pressure counts in neither.
 pub fn geomeans(rows: &[RowJson], peer: &str) -> Vec<Geomean> {
-    REFERENCES
+    let ours: BTreeMap<&str, &RowJson> = rows
         .iter()
-        .filter(|r| **r != peer)
-        .filter_map(|reference| {
-            let ratios: Vec<Ratio> = rows
+        .filter(|r| r.ok && r.peer == peer)
+        .map(|r| (r.workload.as_str(), r))
+        .collect();
+    let mut others: Vec<&str> = Vec::new();
+    for r in rows.iter().filter(|r| r.peer != peer) {
+        if !others.contains(&r.peer.as_str()) {
+            others.push(&r.peer);
+        }
+    }
+    let mut out = Vec::new();
+    for class in [Summarised::Runtime, Summarised::Compiler] {
+        for other in &others {
+            let paired: Vec<(String, Ratio)> = rows
                 .iter()
-                .filter(|r| r.peer == peer)
-                .filter_map(|r| r.ratios.get(*reference).copied())
+                .filter(|r| r.ok && r.peer == *other && summarised(&r.workload) == class)
+                .filter_map(|r| {
+                    let mine = ours.get(r.workload.as_str())?;
+                    let ratio = stats::paired_ratio(&mine.samples_f64(), &r.samples_f64())?;
+                    Some((r.workload.clone(), ratio))
+                })
                 .collect();
-            let g = stats::geomean(&ratios.iter().map(|r| r.ratio).collect::<Vec<_>>())?;
-            Some(Geomean {
+            let ratios: Vec<f64> = paired.iter().map(|(_, r)| r.ratio).collect();
+            let Some(g) = stats::geomean(&ratios) else {
+                continue;
+            };
+            let count = |f: fn(&Ratio) -> bool| paired.iter().filter(|(_, r)| f(r)).count();
+            out.push(Geomean {
                 peer: peer.into(),
-                against: reference.to_string(),
+                against: other.to_string(),
+                class: class.as_str().into(),
                 geomean: g,
-                rows: ratios.len(),
-                faster: ratios
-                    .iter()
-                    .filter(|r| r.significant && r.ratio < 1.0)
-                    .count(),
-                slower: ratios
-                    .iter()
-                    .filter(|r| r.significant && r.ratio > 1.0)
-                    .count(),
-                not_significant: ratios.iter().filter(|r| !r.significant).count(),
-            })
-        })
-        .collect()
+                rows: paired.len(),
+                faster: count(|r| r.significant && r.ratio < 1.0),
+                slower: count(|r| r.significant && r.ratio > 1.0),
+                not_significant: count(|r| !r.significant),
+                workloads: paired.into_iter().map(|(w, _)| w).collect(),
+            });
+        }
+    }
+    out
+}
+
+/// The rows a summary line covers, said the short way: all of its class's
+/// rows in this run, or the ones it covers, or all but a few.
+pub fn coverage(g: &Geomean, summary: &[Geomean]) -> String {
+    let mut class_rows: Vec<&str> = Vec::new();
+    for other in summary.iter().filter(|o| o.class == g.class) {
+        for w in &other.workloads {
+            if !class_rows.contains(&w.as_str()) {
+                class_rows.push(w);
+            }
+        }
+    }
+    let missing: Vec<&str> = class_rows
+        .iter()
+        .copied()
+        .filter(|w| !g.workloads.iter().any(|x| x == w))
+        .collect();
+    if missing.is_empty() {
+        format!("every {} row of this run", g.class)
+    } else if missing.len() < g.workloads.len() {
+        format!("all {} rows but {}", g.class, missing.join(", "))
+    } else {
+        g.workloads.join(", ")
+    }
+}
+
+fn summarised(workload: &str) -> Summarised {
+    crate::workloads::find(workload).map_or(Summarised::Runtime, |w| w.summarised())
 }
 
 pub struct RunSettings {
@@ -481,6 +536,47 @@ mod tests {
             (g[0].against.as_str(), g[0].rows, g[0].faster),
             ("go", 1, 1)
         );
+    }
+
+    #[test]
+    fn compiler_rows_have_their_own_mean_and_blocking_pressure_none() {
+        let rows = vec![
+            row("skynet", "spindle", &[50, 50, 50], Status::Ok),
+            row("skynet", "go", &[100, 100, 100], Status::Ok),
+            row("pingpong", "spindle", &[10, 10, 10], Status::Ok),
+            row("pingpong", "go", &[40, 40, 40], Status::Ok),
+            row("pingpong", "kanal", &[5, 5, 5], Status::Ok),
+            row("fib", "spindle", &[30, 30, 30], Status::Ok),
+            row("fib", "go", &[10, 10, 10], Status::Ok),
+            row("blocking_pressure", "spindle", &[1, 1, 1], Status::Ok),
+            row("blocking_pressure", "go", &[1000, 1000, 1000], Status::Ok),
+        ];
+        let settings = RunSettings {
+            profile: "quick".into(),
+            workers: 2,
+            warmup: 0,
+            runs: 3,
+        };
+        let r = analyse(meta(), settings, &[], &rows);
+        let find = |class: &str, against: &str| {
+            r.summary
+                .iter()
+                .find(|g| g.class == class && g.against == against)
+                .unwrap_or_else(|| panic!("no {class} mean against {against}: {:?}", r.summary))
+        };
+        let go = find("runtime", "go");
+        assert_eq!(go.workloads, ["skynet", "pingpong"]);
+        assert!((go.geomean - (0.5f64 * 0.25).sqrt()).abs() < 1e-9, "{go:?}");
+        assert_eq!(coverage(go, &r.summary), "every runtime row of this run");
+        let kanal = find("runtime", "kanal");
+        assert!(
+            kanal.rows == 1 && (kanal.geomean - 2.0).abs() < 1e-9,
+            "{kanal:?}"
+        );
+        assert_eq!(coverage(kanal, &r.summary), "pingpong");
+        let fib = find("compiler", "go");
+        assert!(fib.rows == 1 && (fib.geomean - 3.0).abs() < 1e-9, "{fib:?}");
+        assert_eq!(r.summary.len(), 3, "blocking_pressure is in no mean");
     }
 
     #[test]

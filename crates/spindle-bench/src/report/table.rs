@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use super::json::{LatestRun, RowJson, REFERENCES};
+use super::json::{coverage, LatestRun, RowJson, REFERENCES};
 
 /// `1.23 ms`, `456 µs`, `7.8 s`: three significant figures, no exponent.
 pub fn fmt_ns(ns: f64) -> String {
@@ -178,18 +178,49 @@ pub fn render(run: &LatestRun) -> String {
             p.reason.clone().unwrap_or_default()
         );
     }
-    for g in &run.summary {
-        let _ = writeln!(
-            out,
-            "{} vs {}: geometric mean {:.2}× over {} rows ({} faster, {} slower, {} ~)",
-            g.peer, g.against, g.geomean, g.rows, g.faster, g.slower, g.not_significant
-        );
-    }
+    summary(&mut out, run);
     let failed = run.results.iter().filter(|r| r.status == "failed").count();
     if failed > 0 {
         let _ = writeln!(out, "{failed} row(s) FAILED");
     }
     out
+}
+
+/// The geometric means, runtime rows first, compiler rows apart, each line
+/// naming the rows it covers.
+fn summary(out: &mut String, run: &LatestRun) {
+    let mut class = "";
+    for g in &run.summary {
+        if g.class != class {
+            class = &g.class;
+            let _ = writeln!(
+                out,
+                "{} time over the other peer's, geometric mean over the {class} rows both ran:",
+                g.peer
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  vs {:<10} {:.2}× over {} rows ({} faster, {} slower, {} ~): {}",
+            g.against,
+            g.geomean,
+            g.rows,
+            g.faster,
+            g.slower,
+            g.not_significant,
+            coverage(g, &run.summary)
+        );
+    }
+    if run
+        .results
+        .iter()
+        .any(|r| r.workload == "blocking_pressure")
+    {
+        let _ = writeln!(
+            out,
+            "blocking_pressure counts in no mean: its time is its blocking calls'; it is judged by its heartbeats (note)"
+        );
+    }
 }
 
 #[cfg(test)]
