@@ -520,7 +520,10 @@ pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
         // Per row, the extras of each measured run (beside `row.samples`).
         let mut extras: Vec<Vec<BTreeMap<String, String>>> = vec![Vec::new(); rows.len()];
         for round in 0..rounds {
-            for ((bin, row), extras) in rows.iter_mut().zip(extras.iter_mut()) {
+            // Each round starts one peer further on, so that no peer always
+            // runs first (on a cold cache) or right after the same other.
+            for i in rotated(rows.len(), round as usize) {
+                let ((bin, row), extras) = (&mut rows[i], &mut extras[i]);
                 if !row.ok() {
                     continue;
                 }
@@ -583,6 +586,11 @@ pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
     all
 }
 
+/// `0..len`, starting at `round mod len` and wrapping around.
+fn rotated(len: usize, round: usize) -> impl Iterator<Item = usize> {
+    (0..len).map(move |i| (i + round) % len)
+}
+
 /// The index of the median run by time: the lower of the middle two for an
 /// even count (a run that happened, not an average of two).
 fn median_run(samples: &[Sample]) -> Option<usize> {
@@ -616,6 +624,15 @@ mod tests {
         assert_eq!(passes, [10, 5, 3, 5]);
         assert_eq!(plan(Profile::Full, true).runs_for(w("spawn_10k")), 5);
         assert_eq!(plan(Profile::Quick, false).runs_for(w("spawn_10k")), 5);
+    }
+
+    #[test]
+    fn each_round_starts_with_the_next_peer() {
+        let order = |round| rotated(3, round).collect::<Vec<_>>();
+        assert_eq!(order(0), [0, 1, 2]);
+        assert_eq!(order(1), [1, 2, 0]);
+        assert_eq!(order(5), [2, 0, 1]);
+        assert_eq!(rotated(0, 4).count(), 0);
     }
 
     #[test]
