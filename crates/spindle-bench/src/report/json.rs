@@ -72,6 +72,12 @@ pub struct RowJson {
     /// "at most this much" (see `runner::Outcome`).
     pub rss_floor_bytes: Option<u64>,
     pub extra: BTreeMap<String, String>,
+    /// The peer's own time over its process's wall time less the peer's
+    /// start-up (medians; see [`add_timed_shares`]). Under
+    /// [`TIMED_SHARE_FLOOR`] the row is flagged: most of the process's
+    /// time fell outside the region the peer timed.
+    #[serde(default)]
+    pub timed_share: Option<f64>,
     /// Reference peer → ratio of this row's times to its times.
     pub ratios: BTreeMap<String, Ratio>,
     // hyperfine-like, seconds
@@ -124,6 +130,12 @@ impl RowJson {
             parts.push(format!(
                 "({:.0} B peak RSS per live task)",
                 peak as f64 / self.size as f64
+            ));
+        }
+        if let Some(share) = self.timed_share.filter(|&x| x < TIMED_SHARE_FLOOR) {
+            parts.push(format!(
+                "FLAG: self-timed {:.0}% of its wall time less start-up",
+                100.0 * share
             ));
         }
         parts.join(" ")
@@ -258,6 +270,7 @@ fn row_json(r: &Row) -> RowJson {
             None
         },
         extra: r.extra.clone(),
+        timed_share: None,
         ratios: BTreeMap::new(),
         mean: pick(|s| s.mean).map(secs),
         stddev: pick(|s| s.stddev).map(secs),
@@ -270,6 +283,35 @@ fn row_json(r: &Row) -> RowJson {
         user_ns: user,
         sys_ns: sys,
         samples_ns: samples,
+    }
+}
+
+/// A row whose own time is under this share of its process's wall time
+/// less start-up is flagged.
+pub const TIMED_SHARE_FLOOR: f64 = 0.5;
+
+/// Sets every ok row's [`RowJson::timed_share`]. A peer's start-up is the
+/// least wall-minus-own time over all its runs in this run (process start,
+/// runtime build and tear-down of its lightest row); what a row spends
+/// outside its timed region beyond that is work the peer did not time.
+pub fn add_timed_shares(rows: &mut [RowJson]) {
+    let mut startup: BTreeMap<String, u64> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.ok) {
+        for (wall, own) in r.wall_ns.iter().zip(&r.samples_ns) {
+            let outside = wall.saturating_sub(*own);
+            let least = startup.entry(r.peer.clone()).or_insert(outside);
+            *least = (*least).min(outside);
+        }
+    }
+    for r in rows.iter_mut().filter(|r| r.ok) {
+        let walls: Vec<f64> = r.wall_ns.iter().map(|&w| w as f64).collect();
+        let (Some(wall), Some(own)) = (stats::median(&walls), r.median_ns) else {
+            continue;
+        };
+        let beyond_startup = wall - startup[&r.peer] as f64;
+        if beyond_startup > 0.0 {
+            r.timed_share = Some((own / beyond_startup).min(1.0));
+        }
     }
 }
 
@@ -386,6 +428,7 @@ pub fn analyse(
     rows: &[Row],
 ) -> LatestRun {
     let mut results: Vec<RowJson> = rows.iter().map(row_json).collect();
+    add_timed_shares(&mut results);
     add_ratios(&mut results);
     let summary = geomeans(&results, "spindle");
     LatestRun {
@@ -577,6 +620,30 @@ mod tests {
         let fib = find("compiler", "go");
         assert!(fib.rows == 1 && (fib.geomean - 3.0).abs() < 1e-9, "{fib:?}");
         assert_eq!(r.summary.len(), 3, "blocking_pressure is in no mean");
+    }
+
+    #[test]
+    fn a_row_timing_little_of_its_process_is_flagged() {
+        // `row` gives every run a wall time of twice its own time.
+        let rows = vec![
+            row("skynet", "go", &[100, 100, 100], Status::Ok),
+            row("pingpong", "go", &[1000, 1000, 1000], Status::Ok),
+        ];
+        let mut results: Vec<RowJson> = rows.iter().map(row_json).collect();
+        add_timed_shares(&mut results);
+        // Start-up: skynet's 100 outside its own time. pingpong: 1000 of
+        // 2000 − 100.
+        let share = results[1].timed_share.unwrap();
+        assert!((share - 1000.0 / 1900.0).abs() < 1e-9, "{share}");
+        assert!(!results[1].extras_display().contains("FLAG"));
+        results[1].wall_ns = vec![5000; 3];
+        results[1].timed_share = None;
+        add_timed_shares(&mut results);
+        assert!(
+            results[1].extras_display().contains("FLAG: self-timed 20%"),
+            "{}",
+            results[1].extras_display()
+        );
     }
 
     #[test]
