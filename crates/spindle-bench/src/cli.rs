@@ -7,7 +7,9 @@
 //!
 //! Exit status: 0 when every row that ran is correct; 1 when a row failed
 //! (wrong result, crash, time-out), a regression was flagged or the run is
-//! stale; 2 for bad usage (unknown workload or peer, bad numbers).
+//! stale; 2 for bad usage (unknown workload or peer, bad numbers); 3 when
+//! every row that ran is correct but a requested peer was missing (not
+//! installed, or it failed to build): the others ran and were saved.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -53,9 +55,12 @@ pub struct Cli {
 /// Options every command takes.
 #[derive(Debug, Args)]
 pub struct Common {
-    /// Directory for latest.json, history.jsonl, latest.benchstat.txt and report.html [default: <workspace>/bench]
+    /// Directory for latest.json, history.jsonl, latest.benchstat.txt and report.html [default: <target>/spindle-bench, untracked]
     #[arg(long, global = true, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Use the committed reference folder <workspace>/bench (the figures the README quotes) as --out
+    #[arg(long, global = true, conflicts_with = "out")]
+    pub reference: bool,
     /// Do not build the peers; use the binaries that exist
     #[arg(long, global = true)]
     pub no_build: bool,
@@ -94,7 +99,7 @@ pub enum Cmd {
         #[arg(long, default_value_t = 20.0, value_name = "PCT", value_parser = parse_pct)]
         threshold: f64,
     },
-    /// Fail when <out>/latest.json is older than --max-age or than the last commit touching crates/spindle
+    /// Fail when the reference latest.json (or <out>'s) is older than --max-age or than the last commit touching crates/spindle
     CheckFresh {
         /// Maximum age, like 90s, 30m, 24h, 7d
         #[arg(long, default_value = "24h", value_parser = parse_age)]
@@ -239,10 +244,21 @@ pub fn main() -> i32 {
     }
 }
 
+/// Where a run's files go: `--out`, or the committed reference folder with
+/// `--reference`, else an untracked folder in the target directory, so
+/// that a user's runs leave the working tree clean.
 fn out_dir(c: &Common) -> PathBuf {
-    c.out
-        .clone()
-        .unwrap_or_else(|| peers::workspace_root().join("bench"))
+    let root = peers::workspace_root();
+    match (&c.out, c.reference) {
+        (Some(out), _) => out.clone(),
+        (None, true) => reference_dir(&root),
+        (None, false) => peers::target_dir(&root).join("spindle-bench"),
+    }
+}
+
+/// The committed folder of reference figures.
+fn reference_dir(root: &std::path::Path) -> PathBuf {
+    root.join("bench")
 }
 
 fn build_options(c: &Common) -> BuildOptions {
@@ -278,7 +294,10 @@ pub fn dispatch(cli: Cli) -> Result<i32, String> {
             })
         }
         Some(Cmd::CheckFresh { max_age }) => {
-            let path = out_dir(c).join(report::LATEST);
+            // The committed figures unless a folder is named.
+            let root = peers::workspace_root();
+            let dir = c.out.clone().unwrap_or_else(|| reference_dir(&root));
+            let path = dir.join(report::LATEST);
             let run = match json::read(&path) {
                 Ok(r) => r,
                 Err(e) => {
@@ -286,7 +305,6 @@ pub fn dispatch(cli: Cli) -> Result<i32, String> {
                     return Ok(1);
                 }
             };
-            let root = peers::workspace_root();
             let last = meta::last_commit_touching(&root, "crates/spindle");
             let same_tree = run.meta.spindle_tree.is_some()
                 && run.meta.spindle_tree == meta::head_tree_id(&root, "crates/spindle");
@@ -578,5 +596,51 @@ pub fn suite(c: &Common, a: &RunArgs) -> Result<i32, String> {
             outln!("report: {}", path.display());
         }
     }
-    Ok(if run.any_failed() { 1 } else { 0 })
+    let missing: Vec<&str> = infos
+        .iter()
+        .filter(|p| p.available.is_err())
+        .map(|p| p.name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        eprintln!(
+            "spindle-bench: missing peer(s): {} (see above); the others ran",
+            missing.join(", ")
+        );
+    }
+    Ok(match (run.any_failed(), missing.is_empty()) {
+        (true, _) => 1,
+        (false, false) => EXIT_PEER_MISSING,
+        (false, true) => 0,
+    })
+}
+
+/// Exit status of a run whose rows are correct but that lacked a peer.
+pub const EXIT_PEER_MISSING: i32 = 3;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn common(args: &[&str]) -> Result<Common, clap::Error> {
+        let argv = std::iter::once("spindle-bench").chain(args.iter().copied());
+        Cli::try_parse_from(argv).map(|c| c.common)
+    }
+
+    #[test]
+    fn a_users_run_writes_outside_the_tracked_tree() {
+        let root = peers::workspace_root();
+        let out = out_dir(&common(&[]).unwrap());
+        assert!(!out.starts_with(reference_dir(&root)), "{}", out.display());
+        assert!(out.ends_with("spindle-bench"), "{}", out.display());
+        assert_eq!(
+            out_dir(&common(&["--reference"]).unwrap()),
+            reference_dir(&root)
+        );
+        assert_eq!(
+            out_dir(&common(&["--out", "/tmp/x"]).unwrap()),
+            PathBuf::from("/tmp/x")
+        );
+        let both = common(&["--reference", "--out", "/tmp/x"]).unwrap_err();
+        assert!(both.to_string().contains("--reference"), "{both}");
+    }
 }
