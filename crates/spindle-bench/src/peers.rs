@@ -31,6 +31,8 @@ use crate::runner::{run_process, tail, Exit};
 pub const RUST_PEERS: &[(&str, &str, &str)] = &[
     ("spindle", "spindle-peer-spindle", "peer-spindle"),
     ("tokio", "spindle-peer-tokio", "peer-tokio"),
+    ("smol", "spindle-peer-smol", "peer-smol"),
+    ("may", "spindle-peer-may", "peer-may"),
     ("std", "spindle-peer-std", "peer-std"),
     ("rayon", "spindle-peer-rayon", "peer-rayon"),
     ("crossbeam", "spindle-peer-crossbeam", "peer-crossbeam"),
@@ -43,6 +45,8 @@ pub const KNOWN: &[&str] = &[
     "spindle",
     "go",
     "tokio",
+    "smol",
+    "may",
     "std",
     "rayon",
     "crossbeam",
@@ -197,7 +201,10 @@ fn build_rust(root: &Path, profile: &str, pkgs: &[&str]) -> BTreeMap<String, Str
                     .collect();
                 failed.insert(
                     p.to_string(),
-                    format!("build failed: {}", lines.join(" | ")),
+                    format!(
+                        "build failed: {} (see `cargo build --profile {profile} -p {p}`)",
+                        lines.join(" | ")
+                    ),
                 );
             }
             Err(e) => {
@@ -228,9 +235,11 @@ fn build_go(root: &Path, out: &Path) -> Result<(), String> {
         .stderr(Stdio::piped())
         .output();
     match o {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(format!("`{go}` not found on PATH"))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+            "`{go}` not found on PATH: install Go {} or newer (https://go.dev/dl, or \
+             `apt-get install golang-go`), or name its binary with GO=/path/to/go",
+            go_version_wanted(root)
+        )),
         Err(e) => Err(format!("could not run `{go}`: {e}")),
         Ok(o) if o.status.success() => Ok(()),
         Ok(o) => {
@@ -239,6 +248,17 @@ fn build_go(root: &Path, out: &Path) -> Result<(), String> {
             Err(format!("go build failed: {}", tail(&err, 3)))
         }
     }
+}
+
+/// The Go version `peers/go/go.mod` asks for.
+fn go_version_wanted(root: &Path) -> String {
+    std::fs::read_to_string(root.join("peers/go/go.mod"))
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("go ").map(|v| v.trim().to_string()))
+        })
+        .unwrap_or_else(|| "1.26".into())
 }
 
 /// Asks a binary `list`; `Err` makes the peer unavailable.

@@ -434,7 +434,42 @@ fn list_names_workloads_and_says_why_a_peer_cannot_run_a_row() {
 /// and skipped; rows a peer lists as unsupported are skipped; every row a
 /// peer claims must return the expected result.
 #[test]
-fn tiny_catalogue_on_every_available_peer() {
+fn a_missing_peer_is_named_with_how_to_install_it_and_the_others_run() {
+    // The fake peer needs no build and Go's binary is not found: only the
+    // Go build is tried.
+    let dir = tmpdir("missing");
+    let peer = fake_peer(&dir);
+    let out = bin()
+        .args([
+            "run",
+            "--workload",
+            "skynet",
+            "--peer",
+            "fake,go",
+            "--profile",
+            "tiny",
+            "-q",
+            "--json",
+        ])
+        .arg("--peer-bin")
+        .arg(format!("fake={}", peer.display()))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .env("GO", dir.join("no-go-here"))
+        .env("CARGO_TARGET_DIR", dir.join("target"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("missing peer(s): go"), "{err}");
+    assert!(err.contains("install Go"), "{err}");
+    let rows = json_rows(&out);
+    assert_eq!(row(&rows, "skynet")["status"], "ok");
+    assert!(dir.join("out").join("latest.json").exists());
+}
+
+#[test]
+fn tiny_catalogue_on_every_peer() {
     let dir = tmpdir("tiny");
     let out = bin()
         .args([
@@ -470,6 +505,9 @@ fn tiny_catalogue_on_every_available_peer() {
         assert_eq!(r["result"], r["expected"], "{r}");
         assert!(!r["samples_ns"].as_array().unwrap().is_empty());
     }
+    // Exit 3: a peer is missing. Every peer is a prerequisite of the
+    // README's test command (Go included), so a missing one fails here
+    // rather than passing on the peers that happen to be installed.
     assert_eq!(out.status.code(), Some(0), "stderr tail: {}", tail(&stderr));
     let ran = rows.iter().filter(|r| r["ok"] == true).count();
     eprintln!(
