@@ -625,7 +625,7 @@ mod tests {
     #[test]
     fn a_row_timing_little_of_its_process_is_flagged() {
         // `row` gives every run a wall time of twice its own time.
-        let rows = vec![
+        let rows = [
             row("skynet", "go", &[100, 100, 100], Status::Ok),
             row("pingpong", "go", &[1000, 1000, 1000], Status::Ok),
         ];
