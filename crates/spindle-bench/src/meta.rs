@@ -6,6 +6,7 @@
 //! also kept as Unix seconds, which is what the freshness check compares.
 //! Every probe degrades to `"unknown"` rather than failing the run.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -23,6 +24,57 @@ pub struct Machine {
 pub struct Toolchains {
     pub rustc: String,
     pub go: String,
+    /// The crates the peers stand on, name → version, from `Cargo.lock`.
+    #[serde(default)]
+    pub crates: BTreeMap<String, String>,
+}
+
+impl Toolchains {
+    /// One line: `rustc 1.95.0 (…); go1.26 …; tokio 1.x, …`.
+    pub fn display(&self) -> String {
+        let crates: Vec<String> = self
+            .crates
+            .iter()
+            .map(|(name, version)| format!("{name} {version}"))
+            .collect();
+        format!("{}; {}; {}", self.rustc, self.go, crates.join(", "))
+    }
+}
+
+/// The crates whose versions a report names: each peer's runtime or
+/// channel crate.
+pub const PEER_CRATES: &[&str] = &[
+    "tokio",
+    "async-channel",
+    "rayon",
+    "crossbeam-channel",
+    "flume",
+    "kanal",
+    "smol",
+    "async-executor",
+    "may",
+];
+
+/// The versions `Cargo.lock` pins for `names` (a name it lacks is left out;
+/// a crate locked at two versions shows both).
+pub fn locked_versions(lock: &str, names: &[&str]) -> BTreeMap<String, String> {
+    let mut found: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut name: Option<&str> = None;
+    for line in lock.lines() {
+        let value = |key: &str| {
+            line.strip_prefix(key)
+                .map(|v| v.trim().trim_matches('"'))
+                .filter(|_| line.starts_with(key))
+        };
+        if line.starts_with("[[package]]") {
+            name = None;
+        } else if let Some(n) = value("name = ") {
+            name = names.contains(&n).then_some(n);
+        } else if let (Some(n), Some(v)) = (name, value("version = ")) {
+            found.entry(n.to_string()).or_default().push(v.to_string());
+        }
+    }
+    found.into_iter().map(|(n, v)| (n, v.join("/"))).collect()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -224,6 +276,9 @@ pub fn collect(root: &Path) -> RunMeta {
         toolchains: Toolchains {
             rustc: first_line(&rustc, &["-V"], root).unwrap_or_else(|| "unknown".into()),
             go: first_line(&go, &["version"], root).unwrap_or_else(|| "not installed".into()),
+            crates: std::fs::read_to_string(root.join("Cargo.lock"))
+                .map(|lock| locked_versions(&lock, PEER_CRATES))
+                .unwrap_or_default(),
         },
         loadavg_start: loadavg(),
         loadavg_end: String::new(),
@@ -233,6 +288,18 @@ pub fn collect(root: &Path) -> RunMeta {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_the_locked_versions_of_named_crates() {
+        let lock = "version = 4\n\n[[package]]\nname = \"tokio\"\nversion = \"1.54.0\"\n\
+                    source = \"registry\"\n\n[[package]]\nname = \"tokio-macros\"\n\
+                    version = \"2.6.0\"\n\n[[package]]\nname = \"rand\"\nversion = \"0.8.5\"\n\n\
+                    [[package]]\nname = \"rand\"\nversion = \"0.9.1\"\n";
+        let v = locked_versions(lock, &["tokio", "rand", "kanal"]);
+        assert_eq!(v.get("tokio").map(String::as_str), Some("1.54.0"));
+        assert_eq!(v.get("rand").map(String::as_str), Some("0.8.5/0.9.1"));
+        assert_eq!(v.len(), 2, "{v:?}");
+    }
 
     #[test]
     fn formats_dates() {

@@ -118,6 +118,7 @@ mod tests {
             toolchains: Toolchains {
                 rustc: "rustc 1.95.0".into(),
                 go: "go version go1.26".into(),
+                crates: Default::default(),
             },
             profile: "quick".into(),
             workload: "skynet".into(),

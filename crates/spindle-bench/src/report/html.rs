@@ -572,7 +572,7 @@ pub fn render(run: &LatestRun, history: &[HistoryLine]) -> String {
     let _ = write!(
         s,
         "<h1>spindle-bench</h1><p>{} profile · {} workers · {} warm-up + {} counted runs per row{} · {} · commit <code>{}</code>{}</p>\
-         <p>Machine: {} ({} cores, {}) · {} · {} · load average {} at start, {} at end</p>",
+         <p>Machine: {} ({} cores, {}) · load average {} at start, {} at end</p><p>Versions: {}</p>",
         esc(&run.profile),
         run.workers,
         run.warmup,
@@ -584,12 +584,11 @@ pub fn render(run: &LatestRun, history: &[HistoryLine]) -> String {
         esc(&m.machine.cpu_model),
         m.machine.cores,
         esc(&m.machine.os),
-        esc(&m.toolchains.rustc),
-        esc(&m.toolchains.go),
         esc(&m.loadavg_start),
-        esc(&m.loadavg_end)
+        esc(&m.loadavg_end),
+        esc(&m.toolchains.display())
     );
-    s.push_str("<p>Times are taken inside each peer process around the workload; each run is its own process; peers alternate run by run. A ratio is this peer's time over the reference's from paired runs (geometric mean, 95% bootstrap interval); below 1 is faster; <b>~</b> means the interval contains 1.</p>");
+    s.push_str("<p>Times are taken inside each peer process around the workload; each run is its own process; peers alternate run by run, each round starting one peer further on. A ratio is this peer's time over the reference's from paired runs (geometric mean, 95% bootstrap interval); below 1 is faster; <b>~</b> means the interval contains 1.</p>");
     s.push_str("<ul>");
     for p in &run.peers {
         let _ = write!(

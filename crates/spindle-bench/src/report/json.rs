@@ -498,6 +498,7 @@ mod tests {
             toolchains: Toolchains {
                 rustc: "rustc".into(),
                 go: "go".into(),
+                crates: Default::default(),
             },
             loadavg_start: "0.1 0.2 0.3".into(),
             loadavg_end: "1.0 0.5 0.4".into(),

@@ -139,6 +139,7 @@ pub fn render(run: &LatestRun) -> String {
         run.meta.machine.cores,
         &run.meta.git_commit[..run.meta.git_commit.len().min(12)]
     );
+    let _ = writeln!(out, "versions: {}", run.meta.toolchains.display());
     if !run.meta.loadavg_start.is_empty() {
         let _ = writeln!(
             out,
