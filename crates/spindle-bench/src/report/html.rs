@@ -46,6 +46,8 @@ fn color(peer: &str) -> &'static str {
         "crossbeam" => "#ff7f0e",
         "flume" => "#17becf",
         "kanal" => "#bcbd22",
+        "smol" => "#e377c2",
+        "may" => "#393b79",
         _ => "#7f7f7f",
     }
 }

@@ -1,0 +1,657 @@
+//! Benchmark peer: smol (the smol-rs crates it re-exports, used directly).
+//!
+//! Runtime: one `async_executor::StaticExecutor` in a `static`, run by W
+//! executor threads started with `easy-parallel`, each
+//! `async_io::block_on(EX.run(shutdown.recv()))`: the multi-threaded setup
+//! of async-executor's docs and smol-macros, with `async_io::block_on`
+//! (`smol::block_on`) as smol's own global executor threads use it, so an
+//! idle executor thread drives the async-io reactor and its timers.
+//! `StaticExecutor` rather than `Executor` because the executor lives as long
+//! as the process: it is async-executor's type for exactly that case (no
+//! registry of live tasks, so no lock taken per spawn and per completion).
+//! The driver of every row is a task on that executor (the main thread only
+//! waits for it with `future::block_on`), its timed region inside the task:
+//! starting the threads and stopping them (dropping the shutdown signal)
+//! are outside it. fork_inline runs on one thread: a leaked `LocalExecutor`
+//! (`StaticLocalExecutor`) run by `block_on(ex.run(driver_task))`, the
+//! driver again a task (as `run`'s own future the driver went through
+//! `block_on`'s wake-up at every child: slower here, and bimodal).
+//!
+//! Primitives by group of rows:
+//! - tasks (skynet, fib_par, spawn_*, async_*, block_all, fork_pool,
+//!   pipelines): `EX.spawn` and awaiting the `Task`, the join idiom of smol
+//!   (a `Task` is its own join handle; dropping it cancels the task).
+//!   spawn_nursery: smol has no `JoinSet`; each batch of 1000 is a
+//!   `Vec<Task>` awaited in turn, the structured scope smol users write
+//!   (the tasks cannot outlive the vector: dropping a `Task` cancels it).
+//! - channels: `async-channel` (`bounded`), MPMC, smol's channel. It has no
+//!   rendezvous mode (`bounded(0)` panics): chan_unbuffered uses capacity 1,
+//!   as the Tokio peer does.
+//! - select_k: `futures::select!` over `select_next_some()` of each
+//!   receiver (an `async_channel::Receiver` is a `FusedStream`), ending on
+//!   `complete` once every channel is closed and drained: the k-way select
+//!   loop of the futures ecosystem smol builds on (futures-lite's `or`/`race`
+//!   take two futures and cannot drop a closed arm), randomly fair as
+//!   `tokio::select!` is.
+//! - timers (sleep_1m, the blocking_pressure heartbeat): `async_io::Timer`.
+//!   async-io's periodic timer catches up missed ticks; the row drops them,
+//!   so the heartbeat re-arms `Timer::at` the next 1 ms grid point.
+//! - yields: `futures_lite::future::yield_now`.
+//! - blocking_pressure blocks inside the tasks (`std::thread::sleep`) on
+//!   purpose: the row measures how the executor copes with tasks that block
+//!   its threads. `blocking::unblock` is smol's answer to blocking calls and
+//!   would remove what the row measures, so no row uses it.
+//!
+//! Unsupported: skynet_fork (no fork-join API whose join runs the child
+//! inline; a spawned task always runs concurrently).
+
+use async_executor::{LocalExecutor, StaticExecutor, StaticLocalExecutor, Task};
+use async_io::Timer;
+use easy_parallel::Parallel;
+use futures::StreamExt as _;
+use futures_lite::future;
+use spindle_peer_common::catalogue::{
+    blockers, chain_share, fizzbuzz_batch, payload_bytes, pipeline_shape, select_arity,
+    sleep_duration, ASYNC_COMPUTE_STEPS, ASYNC_COMPUTE_YIELD_AT, BLOCKING_SLEEP, BLOCK_ALL_BATCH,
+    CHAN_CAPACITY, FANOUT_CAPACITY, FANOUT_WORKERS, FIB_PAR_CUTOFF, NURSERY_BATCH,
+    PINGPONG_CAPACITY, SKYNET_FANOUT,
+};
+use spindle_peer_common::kernels::{self, payload, payload_value, FizzCounts};
+use spindle_peer_common::witness::{Alive, Lateness, SelectTally};
+use spindle_peer_common::{run_main, Measured, Request, Support};
+use std::fmt::Display;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The executor every multi-threaded row runs on.
+static EX: StaticExecutor = StaticExecutor::new();
+
+fn main() {
+    run_main("smol", support, run);
+}
+
+/// smol expresses every row of the catalogue but the fork–join API's.
+fn support(workload: &str) -> Support {
+    match workload {
+        "skynet_fork" => Err(
+            "smol has no fork-join API whose join runs the child inline: a spawned task \
+             always runs concurrently (the skynet row)",
+        ),
+        _ => Ok(()),
+    }
+}
+
+fn run(req: &Request) -> Measured {
+    let (n, w) = (req.size, req.workers);
+    if req.workload == "fork_inline" {
+        let ex: &'static StaticLocalExecutor = LocalExecutor::new().leak();
+        return async_io::block_on(ex.run(ex.spawn(timed(fork_inline(ex, n)))));
+    }
+    let name = req.workload.clone();
+    let driver = async move {
+        match name.as_str() {
+            "skynet" => timed(skynet(0, n)).await,
+            "pingpong" => timed(pingpong(n)).await,
+            "fanout" => timed(fanout(n)).await,
+            "fib" => timed(EX.spawn(async move { kernels::fib(n) })).await,
+            "fib_par" => timed(fib_par(n)).await,
+            "sum_squares" => timed(EX.spawn(async move { kernels::sum_squares(n) })).await,
+            "primes" => timed(EX.spawn(async move { kernels::count_primes(n) })).await,
+            "chan_single" => timed(chan_single(n)).await,
+            "chan_buffered" => timed(producer_consumer(n, CHAN_CAPACITY, |i| i, |&v| v)).await,
+            // async-channel has no rendezvous mode (capacity 0 panics): 1 is the nearest.
+            "chan_unbuffered" => timed(producer_consumer(n, 1, |i| i, |&v| v)).await,
+            "async_trivial" | "spawn_10k" | "spawn_100k" | "spawn_1m" => timed(spawn_all(n)).await,
+            "async_compute" => timed(async_compute(n)).await,
+            "block_all" => timed(block_all(n)).await,
+            "blocking_pressure" => blocking_pressure(n, w).await,
+            "spawn_nursery" => timed(spawn_nursery(n)).await,
+            "spawn_sequential" => timed(spawn_sequential(n)).await,
+            "live_1m" => live(n).await,
+            "sleep_1m" => sleep_all(n).await,
+            "fizzbuzz_pipeline" => timed(fizzbuzz(n, false)).await,
+            "fizzbuzz_pipeline_zc" => timed(fizzbuzz(n, true)).await,
+            "fork_pool" => timed(fork_pool(n, w)).await,
+            w if payload_bytes(w).is_some() => payload_row(payload_bytes(w).unwrap(), n).await,
+            w if select_arity(w).is_some() => select(n, select_arity(w).unwrap()).await,
+            w => {
+                let (c, d) = pipeline_shape(w).expect("a catalogue row");
+                timed(pipeline(n, c, d)).await
+            }
+        }
+    };
+    // W executor threads; the main thread waits for the driver task and then
+    // drops the signal (also when unwinding), which stops the threads.
+    let (signal, shutdown) = async_channel::unbounded::<()>();
+    let (_, measured) = Parallel::new()
+        .each(0..w, |_| async_io::block_on(EX.run(shutdown.recv())))
+        .finish(move || {
+            let _signal = signal;
+            future::block_on(EX.spawn(driver))
+        });
+    measured
+}
+
+/// Awaits `fut` on the monotonic clock: the timed region of every row.
+async fn timed<R: Display>(fut: impl Future<Output = R>) -> Measured {
+    let start = Instant::now();
+    let r = fut.await;
+    Measured::new(r, start.elapsed())
+}
+
+/// skynet: a task per node; a parent spawns its 10 children and sums their
+/// `Task`s. Returning the `Task` keeps the recursion unboxed.
+fn skynet(id: u64, size: u64) -> Task<u64> {
+    EX.spawn(async move {
+        if size == 1 {
+            return id;
+        }
+        let child = size / SKYNET_FANOUT;
+        let children: Vec<_> = (0..SKYNET_FANOUT)
+            .map(|c| skynet(id + c * child, child))
+            .collect();
+        let mut sum = 0;
+        for c in children {
+            sum += c.await;
+        }
+        sum
+    })
+}
+
+/// fib_par: both halves spawned while n > 20, plain recursion below.
+fn fib_par(n: u64) -> Task<u64> {
+    EX.spawn(async move {
+        if n <= FIB_PAR_CUTOFF {
+            return kernels::fib(n);
+        }
+        let (a, b) = (fib_par(n - 1), fib_par(n - 2));
+        a.await + b.await
+    })
+}
+
+/// pingpong: pinger and ponger tasks over two capacity-1 channels.
+async fn pingpong(n: u64) -> u64 {
+    let (ping_tx, ping_rx) = async_channel::bounded::<u64>(PINGPONG_CAPACITY);
+    let (pong_tx, pong_rx) = async_channel::bounded::<u64>(PINGPONG_CAPACITY);
+    let ponger = EX.spawn(async move {
+        while let Ok(k) = ping_rx.recv().await {
+            pong_tx.send(k).await.unwrap();
+        }
+    });
+    let pinger = EX.spawn(async move {
+        let mut sum = 0;
+        for k in 0..n {
+            ping_tx.send(k).await.unwrap();
+            sum += pong_rx.recv().await.unwrap();
+        }
+        sum
+    });
+    let sum = pinger.await;
+    ponger.await;
+    sum
+}
+
+/// fanout: a producer task, 100 worker tasks on one bounded(1024) channel.
+async fn fanout(n: u64) -> u64 {
+    let (tx, rx) = async_channel::bounded::<u64>(FANOUT_CAPACITY);
+    let workers: Vec<_> = (0..FANOUT_WORKERS)
+        .map(|_| {
+            let rx = rx.clone();
+            EX.spawn(async move {
+                let mut sum = 0;
+                while let Ok(v) = rx.recv().await {
+                    sum += v;
+                }
+                sum
+            })
+        })
+        .collect();
+    drop(rx);
+    EX.spawn(async move {
+        for v in 1..=n {
+            tx.send(v).await.unwrap();
+        }
+    })
+    .detach();
+    let mut sum = 0;
+    for w in workers {
+        sum += w.await;
+    }
+    sum
+}
+
+/// chan_single: one task sends 1000 then receives 1000, repeated.
+async fn chan_single(n: u64) -> u64 {
+    EX.spawn(async move {
+        let (tx, rx) = async_channel::bounded::<u64>(CHAN_CAPACITY);
+        let (mut sum, mut next) = (0, 0);
+        while next < n {
+            let end = (next + CHAN_CAPACITY as u64).min(n);
+            for v in next..end {
+                tx.send(v).await.unwrap();
+            }
+            for _ in next..end {
+                sum += rx.recv().await.unwrap();
+            }
+            next = end;
+        }
+        sum
+    })
+    .await
+}
+
+/// Producer task → consumer task of `make(i)`, `i in 0..n`, summing `value`.
+async fn producer_consumer<T: Send + 'static>(
+    n: u64,
+    cap: usize,
+    make: fn(u64) -> T,
+    value: fn(&T) -> u64,
+) -> u64 {
+    let (tx, rx) = async_channel::bounded::<T>(cap);
+    let consumer = EX.spawn(async move {
+        let mut sum = 0;
+        while let Ok(m) = rx.recv().await {
+            sum += value(&m);
+        }
+        sum
+    });
+    EX.spawn(async move {
+        for i in 0..n {
+            tx.send(make(i)).await.unwrap();
+        }
+    })
+    .detach();
+    consumer.await
+}
+
+/// payload_B: chan_buffered with `[u8; B]` messages by value.
+async fn payload_row(bytes: usize, n: u64) -> Measured {
+    async fn row<const B: usize>(n: u64) -> Measured {
+        timed(producer_consumer::<[u8; B]>(
+            n,
+            CHAN_CAPACITY,
+            payload::<B>,
+            payload_value::<B>,
+        ))
+        .await
+    }
+    match bytes {
+        4 => row::<4>(n).await,
+        16 => row::<16>(n).await,
+        256 => row::<256>(n).await,
+        1024 => row::<1024>(n).await,
+        b => panic!("no payload row of {b} bytes"),
+    }
+}
+
+/// async_trivial and spawn_*: spawn n tasks returning i, then await them all.
+async fn spawn_all(n: u64) -> u64 {
+    let tasks: Vec<_> = (0..n).map(|i| EX.spawn(async move { i })).collect();
+    let mut sum = 0;
+    for t in tasks {
+        sum += t.await;
+    }
+    sum
+}
+
+/// async_compute: task i sums i + j for j < 100, yielding once at j = 50.
+async fn async_compute(n: u64) -> u64 {
+    let tasks: Vec<_> = (0..n)
+        .map(|i| {
+            EX.spawn(async move {
+                let mut sum = kernels::compute_steps(i, 0..ASYNC_COMPUTE_YIELD_AT);
+                future::yield_now().await;
+                sum += kernels::compute_steps(i, ASYNC_COMPUTE_YIELD_AT..ASYNC_COMPUTE_STEPS);
+                sum
+            })
+        })
+        .collect();
+    let mut sum = 0;
+    for t in tasks {
+        sum += t.await;
+    }
+    sum
+}
+
+/// Spawns the tasks `start..end` (each returning its index) and awaits them
+/// all: one batch of block_all and of spawn_nursery.
+async fn batch(start: u64, end: u64) -> u64 {
+    let tasks: Vec<_> = (start..end).map(|i| EX.spawn(async move { i })).collect();
+    let mut sum = 0;
+    for t in tasks {
+        sum += t.await;
+    }
+    sum
+}
+
+/// block_all: batches of 10 tasks, each batch awaited before the next.
+async fn block_all(n: u64) -> u64 {
+    let mut sum = 0;
+    let mut start = 0;
+    while start < n {
+        let end = (start + BLOCK_ALL_BATCH).min(n);
+        sum += batch(start, end).await;
+        start = end;
+    }
+    sum
+}
+
+/// spawn_nursery: batches of 1000 tasks, each a `Vec<Task>` drained before
+/// the next (see the module docs).
+async fn spawn_nursery(n: u64) -> u64 {
+    let mut sum = 0;
+    let mut start = 0;
+    while start < n {
+        let end = (start + NURSERY_BATCH).min(n);
+        sum += batch(start, end).await;
+        start = end;
+    }
+    sum
+}
+
+/// spawn_sequential: spawn one task, await it, repeat.
+async fn spawn_sequential(n: u64) -> u64 {
+    let mut sum = 0;
+    for i in 0..n {
+        sum += EX.spawn(async move { i }).await;
+    }
+    sum
+}
+
+/// live_1m: n tasks each parked on its own capacity-1 channel (smol has no
+/// oneshot; a bounded(1) `async-channel` is what stands in for one). Each
+/// task counts itself alive and started; the last to start signals the
+/// driver, which then sends i to task i and sums what the tasks return.
+async fn live(n: u64) -> Measured {
+    let alive = Arc::new(Alive::default());
+    let started = Arc::new(AtomicU64::new(0));
+    let (all_started, all_started_rx) = async_channel::bounded::<()>(1);
+    let start = Instant::now();
+    let mut senders = Vec::with_capacity(n as usize);
+    let mut tasks = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let (tx, rx) = async_channel::bounded::<u64>(1);
+        let (alive, started, all_started) = (alive.clone(), started.clone(), all_started.clone());
+        senders.push(tx);
+        tasks.push(EX.spawn(async move {
+            alive.enter();
+            if started.fetch_add(1, Ordering::AcqRel) + 1 == n {
+                all_started.try_send(()).unwrap();
+            }
+            let v = rx.recv().await.unwrap();
+            alive.leave();
+            v
+        }));
+    }
+    if n > 0 {
+        all_started_rx.recv().await.unwrap();
+    }
+    for (i, tx) in senders.into_iter().enumerate() {
+        tx.try_send(i as u64).unwrap();
+    }
+    let mut sum = 0;
+    for t in tasks {
+        sum += t.await;
+    }
+    Measured::new(sum, start.elapsed()).with("peak_alive", alive.peak())
+}
+
+/// sleep_1m: n tasks, task i sleeping `1 + (i mod 100)` ms on an
+/// `async_io::Timer` and returning i; each records how late it woke against
+/// the instant it started sleeping plus its duration.
+async fn sleep_all(n: u64) -> Measured {
+    let lateness = Arc::new(Lateness::default());
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..n)
+        .map(|i| {
+            let lateness = lateness.clone();
+            EX.spawn(async move {
+                let d = sleep_duration(i);
+                let slept_at = Instant::now();
+                Timer::after(d).await;
+                lateness.observe(slept_at + d, Instant::now());
+                i
+            })
+        })
+        .collect();
+    let mut sum = 0;
+    for t in tasks {
+        sum += t.await;
+    }
+    Measured::new(sum, start.elapsed()).with("min_lateness_ns", lateness.min_ns())
+}
+
+/// blocking_pressure: 4·W tasks each call `std::thread::sleep(1 ms)` n times
+/// inside the task (see the module docs). A heartbeat task ticks on the 1 ms
+/// grid with `async_io::Timer::at`, re-armed at the first grid point after
+/// each wake (missed ticks dropped), and counts its ticks until the blockers
+/// are done.
+async fn blocking_pressure(n: u64, workers: usize) -> Measured {
+    let start = Instant::now();
+    let done = Arc::new(AtomicBool::new(false));
+    let heartbeat = {
+        let done = done.clone();
+        EX.spawn(async move {
+            let mut beats = 0u64;
+            let mut next = start + BLOCKING_SLEEP;
+            while !done.load(Ordering::Acquire) {
+                Timer::at(next).await;
+                beats += 1;
+                let passed = start.elapsed().as_nanos() / BLOCKING_SLEEP.as_nanos();
+                next = start + BLOCKING_SLEEP * (passed as u32 + 1);
+            }
+            beats
+        })
+    };
+    let blockers: Vec<_> = (0..blockers(workers))
+        .map(|_| {
+            EX.spawn(async move {
+                let mut calls = 0u64;
+                for _ in 0..n {
+                    std::thread::sleep(BLOCKING_SLEEP);
+                    calls += 1;
+                }
+                calls
+            })
+        })
+        .collect();
+    let mut calls = 0;
+    for b in blockers {
+        calls += b.await;
+    }
+    done.store(true, Ordering::Release);
+    let beats = heartbeat.await;
+    let elapsed = start.elapsed();
+    Measured::new(calls, elapsed)
+        .with("beats", beats)
+        .with("due", elapsed.as_millis())
+}
+
+/// The select_k consumer loop over the given `(arm, receiver)` pairs: a
+/// `futures::select!` with one `select_next_some` branch per channel (the
+/// receivers pinned, as a `Receiver` is not `Unpin`); a closed and drained
+/// channel's branch is done, and `complete` ends the loop.
+macro_rules! select_loop {
+    ($tally:ident; $(($arm:expr, $rx:ident)),+) => {{
+        $(let mut $rx = std::pin::pin!($rx);)+
+        loop {
+            futures::select! {
+                $(v = $rx.select_next_some() => $tally.record($arm, v),)+
+                complete => break,
+            }
+        }
+    }};
+}
+
+/// select_k: k producer tasks, producer p sending `p·(n/k) + j` on its own
+/// bounded(1000) channel; one consumer task selects over the k channels.
+async fn select(n: u64, k: usize) -> Measured {
+    let start = Instant::now();
+    let per = n / k as u64;
+    let mut rxs = Vec::with_capacity(k);
+    for p in 0..k as u64 {
+        let (tx, rx) = async_channel::bounded::<u64>(CHAN_CAPACITY);
+        rxs.push(rx);
+        EX.spawn(async move {
+            for j in 0..per {
+                tx.send(p * per + j).await.unwrap();
+            }
+        })
+        .detach();
+    }
+    let consumer = EX.spawn(async move {
+        let mut tally = SelectTally::new(k);
+        let mut rxs = rxs.into_iter();
+        let mut next = || rxs.next().unwrap();
+        match k {
+            1 => {
+                let a = next();
+                select_loop!(tally; (0, a));
+            }
+            2 => {
+                let (a, b) = (next(), next());
+                select_loop!(tally; (0, a), (1, b));
+            }
+            4 => {
+                let (a, b, c, d) = (next(), next(), next(), next());
+                select_loop!(tally; (0, a), (1, b), (2, c), (3, d));
+            }
+            k => panic!("no select row over {k} channels"),
+        }
+        tally
+    });
+    let tally = consumer.await;
+    Measured::new(tally.sum, start.elapsed()).with("per_arm", tally.per_arm_value())
+}
+
+/// fizzbuzz_pipeline(_zc): generator → worker → logger tasks. Messages
+/// travel in batches of half a channel; each link is a channel of two
+/// batches (a full channel's worth) and buffers return upstream on recycle
+/// channels, so the hot path allocates nothing.
+/// - copy (double buffer): the worker writes classes into a separate class
+///   buffer and hands the value buffer back;
+/// - zero-copy: the worker overwrites each value with its class in place and
+///   forwards the same buffer.
+async fn fizzbuzz(n: u64, zero_copy: bool) -> FizzCounts {
+    const LINK: usize = 2; // batches per link: the whole channel
+    const POOL: usize = 4; // buffers per pool: two in the link, one each end
+    let batch = fizzbuzz_batch(n);
+    let (free_tx, free_rx) = async_channel::bounded::<Vec<u64>>(POOL);
+    let (class_free_tx, class_free_rx) = async_channel::bounded::<Vec<u8>>(POOL);
+    for _ in 0..POOL {
+        free_tx.send(Vec::with_capacity(batch)).await.unwrap();
+        if !zero_copy {
+            class_free_tx.send(Vec::with_capacity(batch)).await.unwrap();
+        }
+    }
+    let (values_tx, values_rx) = async_channel::bounded::<Vec<u64>>(LINK);
+    EX.spawn(async move {
+        let mut next = 1;
+        while next <= n {
+            let mut buf = free_rx.recv().await.unwrap();
+            next = kernels::fill_batch(&mut buf, next, batch, n);
+            values_tx.send(buf).await.unwrap();
+        }
+    })
+    .detach();
+    if zero_copy {
+        let (out_tx, out_rx) = async_channel::bounded::<Vec<u64>>(LINK);
+        EX.spawn(async move {
+            while let Ok(mut buf) = values_rx.recv().await {
+                kernels::classify_in_place(&mut buf);
+                out_tx.send(buf).await.unwrap();
+            }
+        })
+        .detach();
+        let logger = EX.spawn(async move {
+            let mut counts = FizzCounts::default();
+            while let Ok(buf) = out_rx.recv().await {
+                counts.add_all(&buf);
+                let _ = free_tx.send(buf).await; // the generator may be done
+            }
+            counts
+        });
+        logger.await
+    } else {
+        let (out_tx, out_rx) = async_channel::bounded::<Vec<u8>>(LINK);
+        EX.spawn(async move {
+            while let Ok(values) = values_rx.recv().await {
+                let mut classes = class_free_rx.recv().await.unwrap();
+                kernels::classify_into(&values, &mut classes);
+                let _ = free_tx.send(values).await;
+                out_tx.send(classes).await.unwrap();
+            }
+        })
+        .detach();
+        let logger = EX.spawn(async move {
+            let mut counts = FizzCounts::default();
+            while let Ok(classes) = out_rx.recv().await {
+                counts.add_all(&classes);
+                let _ = class_free_tx.send(classes).await;
+            }
+            counts
+        });
+        logger.await
+    }
+}
+
+/// fork_inline (one thread, a local executor): spawn a child returning i,
+/// await it at once, drop its `Task`; repeat.
+async fn fork_inline(ex: &'static StaticLocalExecutor, n: u64) -> u64 {
+    let mut sum = 0;
+    for i in 0..n {
+        sum += ex.spawn(async move { i }).await;
+    }
+    sum
+}
+
+/// fork_pool: W driver tasks; driver d spawns the children i ≡ d (mod W)
+/// one at a time, awaiting each.
+async fn fork_pool(n: u64, workers: usize) -> u64 {
+    let drivers: Vec<_> = (0..workers as u64)
+        .map(|d| {
+            EX.spawn(async move {
+                let mut sum = 0;
+                for i in (d..n).step_by(workers) {
+                    sum += EX.spawn(async move { i }).await;
+                }
+                sum
+            })
+        })
+        .collect();
+    let mut sum = 0;
+    for d in drivers {
+        sum += d.await;
+    }
+    sum
+}
+
+/// pipeline_CxD: C chain tasks run their share of the n executions one after
+/// another; an execution spawns D stage tasks, stage k holding stage k−1's
+/// `Task`, awaiting it and returning its value + 1.
+async fn pipeline(n: u64, chains: u64, depth: u64) -> u64 {
+    let chains: Vec<_> = (0..chains)
+        .map(|c| {
+            let runs = chain_share(n, chains, c);
+            EX.spawn(async move {
+                let mut sum = 0;
+                for _ in 0..runs {
+                    let mut stage = EX.spawn(async { 1u64 });
+                    for _ in 1..depth {
+                        let prev = stage;
+                        stage = EX.spawn(async move { prev.await + 1 });
+                    }
+                    sum += stage.await;
+                }
+                sum
+            })
+        })
+        .collect();
+    let mut sum = 0;
+    for c in chains {
+        sum += c.await;
+    }
+    sum
+}
