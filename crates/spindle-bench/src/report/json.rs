@@ -73,9 +73,10 @@ pub struct RowJson {
     pub rss_floor_bytes: Option<u64>,
     pub extra: BTreeMap<String, String>,
     /// The peer's own time over its process's wall time less the peer's
-    /// start-up (medians; see [`add_timed_shares`]). Under
-    /// [`TIMED_SHARE_FLOOR`] the row is flagged: most of the process's
-    /// time fell outside the region the peer timed.
+    /// start-up (medians; see [`add_timed_shares`]), where more than
+    /// [`UNTIMED_FLOOR_NS`] went uncounted. Under [`TIMED_SHARE_FLOOR`]
+    /// the row is flagged: most of the process's time fell outside the
+    /// region the peer timed.
     #[serde(default)]
     pub timed_share: Option<f64>,
     /// Reference peer → ratio of this row's times to its times.
@@ -287,8 +288,14 @@ fn row_json(r: &Row) -> RowJson {
 }
 
 /// A row whose own time is under this share of its process's wall time
-/// less start-up is flagged.
+/// less start-up is flagged, when the time it did not count is more than
+/// [`UNTIMED_FLOOR_NS`].
 pub const TIMED_SHARE_FLOOR: f64 = 0.5;
+
+/// Below this much uncounted time a low share is process start-up's jitter
+/// (a run of a few hundred microseconds varies by as much), not work the
+/// peer left out of its timed region.
+pub const UNTIMED_FLOOR_NS: f64 = 5e6;
 
 /// Sets every ok row's [`RowJson::timed_share`]. A peer's start-up is the
 /// least wall-minus-own time over all its runs in this run (process start,
@@ -309,7 +316,7 @@ pub fn add_timed_shares(rows: &mut [RowJson]) {
             continue;
         };
         let beyond_startup = wall - startup[&r.peer] as f64;
-        if beyond_startup > 0.0 {
+        if beyond_startup - own > UNTIMED_FLOOR_NS {
             r.timed_share = Some((own / beyond_startup).min(1.0));
         }
     }
@@ -626,18 +633,20 @@ mod tests {
     #[test]
     fn a_row_timing_little_of_its_process_is_flagged() {
         // `row` gives every run a wall time of twice its own time.
+        const MS: u64 = 1_000_000;
         let rows = [
-            row("skynet", "go", &[100, 100, 100], Status::Ok),
-            row("pingpong", "go", &[1000, 1000, 1000], Status::Ok),
+            row("skynet", "go", &[MS, MS, MS], Status::Ok),
+            row("pingpong", "go", &[20 * MS, 20 * MS, 20 * MS], Status::Ok),
         ];
         let mut results: Vec<RowJson> = rows.iter().map(row_json).collect();
         add_timed_shares(&mut results);
-        // Start-up: skynet's 100 outside its own time. pingpong: 1000 of
-        // 2000 − 100.
+        // Start-up: skynet's 1 ms outside its own time, too little to judge
+        // skynet by. pingpong: 20 ms of 40 − 1.
+        assert_eq!(results[0].timed_share, None);
         let share = results[1].timed_share.unwrap();
-        assert!((share - 1000.0 / 1900.0).abs() < 1e-9, "{share}");
+        assert!((share - 20.0 / 39.0).abs() < 1e-9, "{share}");
         assert!(!results[1].extras_display().contains("FLAG"));
-        results[1].wall_ns = vec![5000; 3];
+        results[1].wall_ns = vec![100 * MS; 3];
         results[1].timed_share = None;
         add_timed_shares(&mut results);
         assert!(
