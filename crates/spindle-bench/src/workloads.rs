@@ -382,6 +382,20 @@ const fn skip_std(w: Workload) -> Workload {
     }
 }
 
+/// On these rows every message is a hand-off between two OS threads that
+/// park in between: a futex wake-up each way, seconds per run at the quick
+/// size (most of the quick budget) for a reference point.
+const THREADS_PARK_PER_MESSAGE: &str =
+    "OS threads park and wake each other for every message here: seconds per run at this size";
+
+const fn skip_parking_threads(w: Workload) -> Workload {
+    Workload {
+        quick_skip: &["std", "crossbeam", "flume"],
+        quick_skip_why: THREADS_PARK_PER_MESSAGE,
+        ..w
+    }
+}
+
 /// The whole catalogue, in the order of WORKLOADS.md.
 pub static CATALOGUE: &[Workload] = &[
     w!(
@@ -400,7 +414,7 @@ pub static CATALOGUE: &[Workload] = &[
             seq("Go", 170.0, 1_000_000, "170 ms")
         ]
     ),
-    w!(
+    skip_parking_threads(w!(
         "pingpong",
         "concurrency",
         "two tasks exchange a message back and forth over capacity-1 channels",
@@ -415,7 +429,7 @@ pub static CATALOGUE: &[Workload] = &[
             seq("Rust std", 3875.0, 1_000_000, "3875 ms"),
             seq("Go", 206.0, 1_000_000, "206 ms")
         ]
-    ),
+    )),
     w!(
         "fanout",
         "concurrency",
@@ -524,7 +538,7 @@ pub static CATALOGUE: &[Workload] = &[
             cc("Go", 57_836_769.0, "channel_throughput 57836769 ops/sec")
         ]
     ),
-    w!(
+    skip_parking_threads(w!(
         "chan_unbuffered",
         "channels",
         "producer → consumer over a rendezvous channel",
@@ -535,7 +549,7 @@ pub static CATALOGUE: &[Workload] = &[
         "messages",
         NO_KEYS,
         &[cc("Concurrent-C", 750e3, "750K+ ops/sec")]
-    ),
+    )),
     w!(
         "async_trivial",
         "async",

@@ -167,7 +167,7 @@ pub fn render(run: &LatestRun) -> String {
     if !skipped.is_empty() {
         let _ = writeln!(
             out,
-            "not run on the quick profile (slow thread-per-task references; --profile full runs them): {}",
+            "not run on the quick profile (OS-thread references that take seconds a run there; --profile full runs them): {}",
             skipped.join(", ")
         );
     }
