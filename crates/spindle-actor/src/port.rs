@@ -22,9 +22,9 @@
 //! - A failure while a run of several messages was peeked (`peek_slots`)
 //!   names no culprit: the reader's next peeks expose one message at a
 //!   time until it is past that run (`one_by_one_until`), so the poison
-//!   count falls on the message that fails alone. (Until 2026-11-26 it fell
-//!   on the run's head: innocent messages were dead-lettered a few failures
-//!   at a time until the bad one reached the head; found by review.)
+//!   count falls on the message that fails alone. (Were it to fall on the
+//!   run's head, innocent messages would be dead-lettered a few failures at
+//!   a time until the bad one reached the head.)
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};

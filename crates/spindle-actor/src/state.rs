@@ -166,8 +166,8 @@ mod tests {
     use super::*;
 
     /// A first run whose `init` panics leaves the state to create again,
-    /// for the restart (it was left locked for good until 2026-11-26, and
-    /// every restart panicked "locked twice"; found by review).
+    /// for the restart (left locked, every restart would panic "locked
+    /// twice").
     #[test]
     fn a_panicking_init_leaves_the_state_to_create_again() {
         let s = ActorState::<u32>::empty();

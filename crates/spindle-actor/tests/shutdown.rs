@@ -258,8 +258,8 @@ fn block_until_stopped_waits_for_a_request_then_the_timeout() {
 
 /// `Duration::MAX` means no limit in every wait an actor or its owner
 /// makes: a sleep or a beat of it lasts until the stop notice, and a stop
-/// waited for with it has no deadline. (Each added it to an `Instant` and
-/// panicked until 2026-11-26; found by review.)
+/// waited for with it has no deadline (adding it to an `Instant` would
+/// panic).
 #[test]
 fn duration_max_is_no_limit() {
     for (name, rt) in runtimes() {

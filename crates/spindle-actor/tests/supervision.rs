@@ -331,14 +331,13 @@ async fn fragile_runs(
 
 /// A failure while a run of messages was peeked does not blame the run's
 /// head: the reader then peeks one message at a time past that run, and
-/// only the message that fails alone goes to dead letters. (The head was
-/// blamed until 2026-11-26: innocent messages were dead-lettered three
-/// failures at a time; found by review.)
+/// only the message that fails alone goes to dead letters. (Blaming the
+/// head would dead-letter innocent messages three failures at a time.)
 #[test]
 fn a_poison_message_in_a_peeked_run_is_the_only_one_dead_lettered() {
     // Stepwise: the part of the run not yet committed when the reader
-    // fails is still peeked (until 2026-11-26 a partial commit forgot the
-    // rest, the failure blamed nothing, and the restart budget ran out).
+    // fails is still peeked (were it forgotten by a partial commit, the
+    // failure would blame nothing, and the restart budget would run out).
     for ((name, rt), stepwise) in runtimes()
         .into_iter()
         .flat_map(|r| [(r, false)])

@@ -175,7 +175,7 @@ pub struct RunArgs {
     /// Peers: a comma list or `all`
     #[arg(long, default_value = "all")]
     pub peer: String,
-    /// Sizes and run counts: full (WORKLOADS.md), quick (the default command), tiny (smoke test)
+    /// Sizes and run counts: full (docs/bench-catalogue.md), quick (the default command), tiny (smoke test)
     #[arg(long, value_enum, default_value_t = Profile::Quick)]
     pub profile: Profile,
     /// Counted runs per (workload, peer) [default: 5 full, 3 quick, 1 tiny]

@@ -1,4 +1,5 @@
-//! spindle-bench: the cross-runtime benchmark suite of `WORKLOADS.md`.
+//! spindle-bench: the cross-runtime benchmark suite of
+//! `docs/bench-catalogue.md`.
 //!
 //! Roles, one module each: [`cli`] parses and dispatches; [`workloads`] holds
 //! the catalogue; [`peers`] builds and interrogates the peer binaries;

@@ -316,7 +316,7 @@ pub struct Plan {
 
 impl Plan {
     /// Counted runs of `w`'s rows: the workload's own number of passes in
-    /// the full profile (WORKLOADS.md's 10 / 5 / 3 for spawn_10k / 100k /
+    /// the full profile (10 / 5 / 3 for spawn_10k / 100k /
     /// 1m) unless `--runs` was given, else `runs`.
     pub fn runs_for(&self, w: &Workload) -> u32 {
         match w.full_passes() {

@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
-    /// The sizes of WORKLOADS.md.
+    /// The catalogue's full sizes (`docs/bench-catalogue.md`).
     Full,
     /// Counts divided by about 10; the default command.
     Quick,
@@ -158,7 +158,7 @@ impl Workload {
     }
 
     /// Counted runs the full profile gives this workload when it names its
-    /// own (WORKLOADS.md: spawn_10k / 100k / 1m "passes 10 / 5 / 3").
+    /// own: spawn_10k / 100k / 1m get 10 / 5 / 3, fewer as each run grows.
     pub fn full_passes(&self) -> Option<u32> {
         match self.name {
             "spawn_10k" => Some(10),
@@ -396,7 +396,7 @@ const fn skip_parking_threads(w: Workload) -> Workload {
     }
 }
 
-/// The whole catalogue, in the order of WORKLOADS.md.
+/// The whole catalogue, in the order of `docs/bench-catalogue.md`.
 pub static CATALOGUE: &[Workload] = &[
     w!(
         "skynet",

@@ -8,8 +8,8 @@
 //!   parent's waker and poll each unfinished one once per parent poll, in
 //!   index order, as `futures::join_all` does for its small case. A waiting
 //!   `JoinHandle` costs a state load to poll again; a ready set costs an
-//!   allocation per future to build and two locks per wake. (`block_all`,
-//!   batches of 10 spawned tasks: ~134 -> ~40 ns a task on one worker.)
+//!   allocation per future to build and two locks per wake, which for a
+//!   few futures costs more than the scan (`docs/profiles.md`, block_all).
 //! - **Large groups** poll only the futures that were woken: each future
 //!   gets its own waker, which queues its index in a ready set, so waiting
 //!   on a million `JoinHandle`s costs O(1) per completion, not a scan of
@@ -38,9 +38,8 @@
 //!   flag is clear and its waker has not fired since it was last polled (it
 //!   queues the index when it does). Only `due` is polled, so a future that
 //!   wakes itself while polled (`yield_now`) is polled again in the next
-//!   parent poll, not in this one (until 2026-11-26 it was polled again at
-//!   once, and a group of over 32 yielding futures never returned to the
-//!   scheduler; found by review).
+//!   parent poll, not in this one (polled again at once, a large group of
+//!   yielding futures would never return to the scheduler).
 
 use crate::loom::{lock, Mutex};
 use std::future::Future;

@@ -193,8 +193,9 @@ impl Builder {
 
     /// Multi-thread flavour: time every poll and count those longer than
     /// `threshold` per worker, keeping the longest (`RuntimeMetrics`). Off by
-    /// default: two cycle-counter reads per poll cost ~13% on `skynet` on
-    /// the 2-core VM (2026-11-21). `SPINDLE_SLOW_POLL_US=50` turns it on
+    /// default: two cycle-counter reads per poll are a visible cost to
+    /// spawn-heavy work such as `skynet`, whose polls are short.
+    /// `SPINDLE_SLOW_POLL_US=50` turns it on
     /// without a code change; [`DEFAULT_SLOW_POLL`] is the usual threshold.
     /// Polls stuck past `handoff_after` are always seen (as hand-offs).
     pub fn slow_poll_threshold(mut self, threshold: Option<Duration>) -> Builder {

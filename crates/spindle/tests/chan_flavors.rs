@@ -246,7 +246,7 @@ fn spsc_drops_exactly_once() {
 }
 
 /// A sender released by `Sink::close` refuses every way of sending, the
-/// batch included (it still delivered until 2026-11-26; found by review).
+/// batch included.
 #[test]
 fn a_sender_closed_as_a_sink_sends_nothing_more() {
     let (mut tx, rx) = chan::bounded::<u32>(8);
@@ -264,8 +264,7 @@ fn a_sender_closed_as_a_sink_sends_nothing_more() {
 }
 
 /// `Duration::MAX` as a timeout means no limit: the timed calls wait as
-/// their plain forms do (adding it to `Instant::now()` panicked until
-/// 2026-11-26).
+/// their plain forms do (adding it to `Instant::now()` would panic).
 #[test]
 fn a_timeout_of_duration_max_waits_without_limit() {
     let (tx, rx) = chan::bounded::<u32>(1);

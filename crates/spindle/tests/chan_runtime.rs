@@ -321,8 +321,8 @@ fn send_seven_later(tx: chan::Sender<u32>) -> std::thread::JoinHandle<chan::Send
 /// A `select!` arm that polls other futures with contexts of its own must
 /// poll them for real in its first pass: a `JoinHandle` runs a task it
 /// just spawned inline, and that task's receive must join the channel's
-/// wait list. (The probe was a thread-local flag until 2026-11-26: the
-/// inlined receive registered nowhere and the task slept for good.)
+/// wait list. (With a thread-local probe flag, the inlined receive would
+/// register nowhere and the task would sleep for good.)
 #[test]
 fn a_task_run_inline_by_a_select_arm_waits_for_real() {
     for (name, rt) in runtimes() {
@@ -367,8 +367,8 @@ fn a_large_race_inside_a_select_arm_waits_for_real() {
     }
 }
 
-/// The async timed calls take `Duration::MAX` as no limit (it panicked
-/// until 2026-11-26).
+/// The async timed calls take `Duration::MAX` as no limit (adding it to
+/// `Instant::now()` would panic).
 #[test]
 fn async_timeouts_of_duration_max_wait_without_limit() {
     for (name, rt) in runtimes() {

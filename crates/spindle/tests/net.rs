@@ -401,9 +401,9 @@ use std::future::Future as _;
 
 /// A connected UDP socket's ICMP "refused" is an error reported once: the
 /// receive after it waits again (here, until its timeout) instead of
-/// spinning inside one poll on a readiness that never clears (errors were
-/// sticky until 2026-11-26; found by review). A watchdog thread, as the
-/// spin never returns to the scheduler.
+/// spinning inside one poll on a readiness that never clears (as it would
+/// were errors sticky). A watchdog thread, as the spin never returns to
+/// the scheduler.
 #[test]
 fn a_udp_error_is_reported_once_and_the_next_receive_waits() {
     for (name, rt) in common::flavours() {

@@ -859,8 +859,8 @@ fn shutdown_cancels_every_task_and_frees_it() {
     }
 }
 
-/// A shutdown timeout too long for `Instant` is no limit (it panicked
-/// until 2026-11-26).
+/// A shutdown timeout too long for `Instant` is no limit (adding it to
+/// one would panic).
 #[test]
 fn a_shutdown_timeout_of_duration_max_waits_without_limit() {
     let rt = spindle::Builder::new_multi_thread()
@@ -908,8 +908,8 @@ fn shutdown_timeout_gives_up_on_a_blocked_worker() {
 
 /// What a shutdown that gave up on a stuck worker leaves is cancelled once
 /// that worker has returned, never while it may still poll a task (closing
-/// the registry while a task goes idle for the first time raced its
-/// poller, found by review).
+/// the registry while a task goes idle for the first time would race its
+/// poller).
 #[test]
 fn tasks_left_by_a_timed_out_shutdown_are_cancelled_once_the_stuck_worker_returns() {
     let rt = spindle::Builder::new_multi_thread()
@@ -1147,9 +1147,9 @@ fn workers_told_not_to_yield_before_parking_still_sleep_and_wake_for_a_thread() 
 
 /// A task yielding inside a `join_all` of over 32 futures (each polled with
 /// its own waker) gives the other tasks of its worker their turn: each
-/// future is polled once per poll of the group. (Until 2026-11-26 a future
-/// that woke itself was polled again at once, and this test hung on the
-/// current-thread and one-worker flavours.)
+/// future is polled once per poll of the group. (Were a future that wakes
+/// itself polled again at once, this test would hang on the current-thread
+/// and one-worker flavours.)
 #[test]
 fn yielding_inside_a_large_join_all_lets_other_tasks_run() {
     for (name, rt) in common::flavours() {

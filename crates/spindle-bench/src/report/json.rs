@@ -123,7 +123,7 @@ impl RowJson {
                 parts.push(format!("{:.2} GB/s", bytes / med));
             }
         }
-        // live_1m's figure (WORKLOADS.md): the whole process's peak RSS
+        // live_1m's figure (docs/bench-catalogue.md): the whole process's peak RSS
         // over the tasks alive at once, so an upper bound per task.
         if let (true, Some(peak), 1..) =
             (self.workload == "live_1m", self.peak_rss_bytes, self.size)

@@ -846,7 +846,7 @@ fn wait_step(backoff: &mut Option<Backoff>, register: impl FnOnce()) -> bool {
 /// `now + timeout`, or, where that is past what `Instant` holds (a timeout
 /// of `Duration::MAX`, meaning "no limit"), a deadline a century away: the
 /// `*_timeout` calls then wait as their plain forms do, where adding it to
-/// `Instant::now()` panicked until 2026-11-26.
+/// `Instant::now()` would panic.
 #[cfg(not(loom))]
 pub(crate) fn deadline_after(timeout: Duration) -> Instant {
     const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
@@ -1088,8 +1088,9 @@ impl<T> Future for Send<'_, T> {
                 // First poll, room in a ring: done here, inlined into the caller;
                 // otherwise the out-of-line poll starts where the fast path stopped.
                 // One call per `Seen` variant, each with a constant: one call taking
-                // the variant as a value cost ~3 % more instructions per message on
-                // chan_single (callgrind), the same on the receive side.
+                // the variant as a value adds instructions to every message (the
+                // callee branches on what the caller knew). The same on the
+                // receive side.
                 let chan = &this.sender.chan;
                 if this.key.is_none() {
                     match chan.send_fast(&mut this.value) {

@@ -100,10 +100,10 @@ static PROBE: Waker = unsafe {
 /// The probe travels with the `Context`, not with the thread: a future that
 /// polls others with contexts of its own (a `JoinHandle` running its task
 /// inline, a large `join_all` giving each future its own waker) polls them
-/// for real, so each registers where it waits. (A thread-local flag, used
-/// until 2026-11-26, reached those too: they returned `Pending` having
-/// registered nowhere, were never polled by the second pass, and slept for
-/// good; found by review, `tests/chan_runtime.rs`.)
+/// for real, so each registers where it waits. (A thread-local flag would
+/// reach those too: they would return `Pending` having registered nowhere,
+/// never be polled by the second pass, and sleep for good;
+/// `tests/chan_runtime.rs`.)
 #[doc(hidden)]
 pub fn probe_waker() -> &'static Waker {
     &PROBE

@@ -3,12 +3,11 @@
 //! Taking it is one CAS; giving it back is a plain Release store, where a
 //! futex mutex (`std::sync::Mutex`) must swap on unlock to learn whether a
 //! waiter sleeps in the kernel: one locked instruction per hold instead of
-//! two (about 2.2 ns each on the 2-vCPU VM, back to back; a rendezvous
-//! round trip takes six holds). The price: a waiter never sleeps in the
-//! kernel; it spins, then yields its thread (`Backoff`). So a hold must stay
-//! short and never wait for anything: the rendezvous channel's holds only
-//! move values, wakers and keys (a waker's `clone` runs inside; every
-//! `wake` runs after the release).
+//! two (a rendezvous round trip takes six holds). The price: a waiter never
+//! sleeps in the kernel; it spins, then yields its thread (`Backoff`). So a
+//! hold must stay short and never wait for anything: the rendezvous
+//! channel's holds only move values, wakers and keys (a waker's `clone`
+//! runs inside; every `wake` runs after the release).
 //!
 //! # Invariants
 //! - `locked` is true exactly while a [`SpinGuard`] exists, and the guard

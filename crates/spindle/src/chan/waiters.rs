@@ -49,8 +49,8 @@
 //! [`WaitList::cancel`]). So a producer that fills a channel read by a
 //! hundred parked receivers wakes `limit` of them, not a hundred, and those
 //! it does not wake stay off the run queues where other workers would steal
-//! them and split the channel's traffic across cores (fanout on 2 workers:
-//! median 43 -> 19 ms, `docs/chan.md`).
+//! them and split the channel's traffic across cores (fanout's case,
+//! `docs/chan.md`).
 //! - Only [`Signal::Flag`] lists are limited. The flag's invariant becomes:
 //!   up exactly while a waiter is linked *and* `pending < limit`. It is
 //!   lowered when the last wake-up slot is taken and raised again, under the
@@ -61,9 +61,9 @@
 //!   left more, and nobody else was woken for those. So its completion (or
 //!   cancellation) passes the wake-up on as a notified one's would
 //!   (`complete` returns `true`). Without it, a receiver woken, beaten to
-//!   its message, and parking again while two sends landed took the first
-//!   in its re-check and left the second beside a sleeping waiter (found by
-//!   review; `tests/chan_waiters.rs`).
+//!   its message, and parking again while two sends landed would take the
+//!   first in its re-check and leave the second beside a sleeping waiter
+//!   (`tests/chan_waiters.rs`).
 //! - The cost: a woken operation that is neither polled nor dropped holds
 //!   its slot; with `limit` of them the list stays saturated and its other
 //!   waiters are woken only by the valve: a waiter about to park on the

@@ -1,13 +1,12 @@
-//! I/O readiness on `mio` (epoll here, kqueue on the BSDs): no hand-written
+//! I/O readiness on `mio` (epoll on Linux, kqueue on the BSDs): no hand-written
 //! syscalls.
 //!
-//! Why mio and not `polling` (which this file used first): `polling`'s
-//! `wait` costs five syscalls on Linux (re-arming its timerfd and its
-//! notifier, reading the notifier, then `epoll_wait`), mio's costs one; and
-//! mio reports a peer's FIN (`EPOLLRDHUP`) as `read_closed`, which lets a
-//! short read clear readiness safely (`Registration::poll_io_drain`).
-//! Measured on the echo benchmark (`spindle-bench echo`): see
-//! `docs/bench.md`.
+//! Why mio and not `polling`: `polling`'s `wait` costs five syscalls on
+//! Linux (re-arming its timerfd and its notifier, reading the notifier,
+//! then `epoll_wait`), mio's costs one; and mio reports a peer's FIN
+//! (`EPOLLRDHUP`) as `read_closed`, which lets a short read clear readiness
+//! safely (`Registration::poll_io_drain`). Measured on the echo benchmark
+//! (`spindle-bench echo`): see `docs/bench.md`.
 //!
 //! Each registered file descriptor is a `Source` with a readiness record per
 //! direction (read, write). Sources are registered once, edge-triggered, for
@@ -41,17 +40,17 @@
 //! and none is lost (a woken task that still waits registers again). Each
 //! flush doubles the direction's limit, up to `MAX_WAITERS_CAP`: N tasks
 //! that all really wait (an `Arc<UdpSocket>` with 100 receive loops) settle
-//! after a few flushes. With a fixed limit below N they woke each other for
-//! ever, each one's registration flushing the others (found by review).
+//! after a few flushes. With a fixed limit below N they would wake each
+//! other for ever, each one's registration flushing the others.
 //!
 //! `closed` is sticky: once an event says the direction is closed for good
 //! (a FIN for reading, a hang-up for both), `clear_ready` no longer clears
 //! it, as no edge will ever come again while the attempt would succeed at
 //! once (end of stream, or the error). An error alone is not: the attempt
 //! it wakes returns it and clears it (a connected UDP socket's ICMP
-//! "refused"), and a later `WouldBlock` must wait for the next edge (until
-//! 2026-11-26 errors were sticky, and a second receive on such a socket
-//! spun inside one poll; found by review).
+//! "refused"), and a later `WouldBlock` must wait for the next edge (were
+//! errors sticky, a second receive on such a socket would spin inside one
+//! poll).
 //!
 //! Only the driver-lock holder waits on the poller and dispatches events;
 //! `notify` (any thread) makes the current or next wait return: mio's waker
@@ -84,8 +83,8 @@ const WAKE: Token = Token(usize::MAX);
 /// (how many sources held the key before, wrapping) in the high half. An
 /// event that a `wait` returned for a source deregistered since, whose key
 /// a new source took before `dispatch`, carries the old generation and is
-/// dropped instead of reaching the new source (a hang-up marked it closed
-/// for good; found by review).
+/// dropped instead of reaching the new source (where a stale hang-up would
+/// mark it closed for good).
 const KEY_BITS: u32 = usize::BITS / 2;
 const KEY_MASK: usize = (1 << KEY_BITS) - 1;
 

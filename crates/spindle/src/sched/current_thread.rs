@@ -207,9 +207,8 @@ impl Schedule for Hook<Shared> {
     }
 }
 
-// Always inline: since task cells come from the slab, LLVM kept this out
-// of line and its `schedule` call with it (fork_inline: 388 -> 372
-// instructions a fork with the attribute, callgrind, 100k forks).
+// Always inline: LLVM otherwise keeps this out of line, and its
+// `schedule` call with it, which adds calls to every fork.
 #[inline(always)]
 pub(crate) fn spawn<F>(shared: &Arc<Shared>, future: F) -> JoinHandle<F::Output>
 where

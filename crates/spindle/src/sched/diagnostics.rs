@@ -2,7 +2,7 @@
 //!
 //! - **Slow polls** (opt-in: `Builder::slow_poll_threshold`). Each worker
 //!   times its polls with the CPU's cycle counter (one `rdtsc` before and
-//!   after, ~15 ns each on this VM; the portable fallback is `Instant`)
+//!   after; the portable fallback is `Instant`)
 //!   once the monitor has calibrated cycles to time, and counts those longer
 //!   than the threshold (50 µs usually), keeping the `WORST` longest with
 //!   the task's address. Only a slow poll takes a lock.

@@ -26,9 +26,9 @@
 //! - At most `CAPACITY` tasks; pushing onto a full stack first gives back
 //!   the oldest `SPILL` of them, oldest first, which the caller puts in the
 //!   ring. A few at once, not one per push: a spawn loop keeps the stack
-//!   full, and moving the other 31 entries down for every spawn cost 50
-//!   instructions a spawn (callgrind, sleep_1m: 3 % of the run). Spilling 4
-//!   did as well there as 8 or 16 and cost fork-join trees the least.
+//!   full, and moving the other 31 entries down for every spawn would add
+//!   that copy to every spawn. Spilling 4 does as well for a spawn loop as
+//!   8 or 16 and costs fork-join trees the least.
 //! - Each entry is the task's one `Notified` (state.rs): taking it out is
 //!   holding the permission to run it.
 

@@ -10,9 +10,9 @@
 //! is bounded by the stack it uses, not by a count: the first inline run
 //! notes the stack pointer, and a nested one is refused (the await suspends
 //! as usual) once the stack has grown by `budget` bytes since. A count would
-//! either cut chains short (at 8, a chain of 10 stages suspended 8 of them
-//! and ran 2x slower than with none inlined) or trust every poll frame to be
-//! small.
+//! either cut chains short (a chain a little longer than the count has most
+//! of its stages suspend, which costs more than inlining none) or trust
+//! every poll frame to be small.
 //!
 //! Invariants:
 //! - `outermost_sp` is 0 outside inline runs, else the stack pointer noted by

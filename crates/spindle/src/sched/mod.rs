@@ -333,7 +333,7 @@ pub(crate) fn current_driver() -> Option<(hook::Hook<driver::Driver>, usize)> {
 /// one after the other. Were it closed, the wake would cancel the woken
 /// task on the spot, inside the destructor that woke it, and a chain of
 /// such tasks would recurse once per link (a stack overflow for a long
-/// pipeline; found by review). Nothing runs queued tasks meanwhile: no
+/// pipeline). Nothing runs queued tasks meanwhile: no
 /// worker is left. Tasks woken after the close (from another thread) are
 /// cancelled on the spot; one more round finds everything empty.
 pub(crate) fn cancel_remaining(
@@ -451,8 +451,7 @@ pub(crate) mod after_push {
     /// wake-up that follows the push, which must still find the runtime's
     /// state: the wake's own hold keeps it. Without it, that wake-up reads
     /// freed memory: ASan and miri, which run these tests in
-    /// `scripts/test-all`, say so (ASan first caught it in a ctrl_c test,
-    /// 2026-11-26).
+    /// `scripts/test-all`, say so.
     #[test]
     fn a_remote_wake_outlives_a_runtime_dropped_between_push_and_wake_up() {
         use std::sync::{mpsc, Arc, Mutex};

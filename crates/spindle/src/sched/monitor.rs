@@ -16,26 +16,27 @@
 //!   exits. A thread only waiting for a CPU is not blocked: one more thread
 //!   would make the wait longer. (Neither test alone does: a thread back
 //!   from a 1 ms sleep waits for a CPU in state `R` on a busy machine, and a
-//!   thread that waits for a CPU runs little.) Before, with the CPU time
-//!   from `schedstat` (stale while a thread runs) and no state, one
-//!   sleep_1m run handed off 15-51 cores that were busy, not blocked.
+//!   thread that waits for a CPU runs little.) The CPU time is the
+//!   thread's own clock, not `schedstat`'s, which is stale while a thread
+//!   runs: with that and no state, busy cores would be handed off as
+//!   blocked.
 //! - hands off a thread that keeps a CPU busy (a long CPU-bound poll, say a
 //!   loop spawning a million tasks) only after `HOG_FACTOR` times the
 //!   threshold, and only where others cannot reach what waits behind it:
 //!   its ring holds tasks that nobody took over the last round, or every
 //!   worker is inside a long poll (a single worker always is). Fresh
 //!   tasks hidden behind it are no reason: a sleeping worker is woken to
-//!   take them (below). (Handed off for them instead, on a 16-core machine
-//!   every spawn_1m run at 4 or more workers had its spawn loop handed off
-//!   past 100 ms, and took 3.5-8x as long as at 2 workers:
-//!   `docs/scaling.md`.) Otherwise the hand-off
+//!   take them (below). (Handing off for them instead hands off every
+//!   long spawn loop once there are a few workers, and makes spawning
+//!   slower with more workers rather than faster: `docs/scaling.md`.)
+//!   Otherwise the hand-off
 //!   only adds a thread competing for the same cores, and sends every
 //!   later spawn of the busy poll through the injector: a spawn loop
 //!   publishes its tasks as it goes while a worker idles, so a worker that
-//!   sleeps a moment beside it is no reason (spawn_1m was handed off in
-//!   every run of a slow hour, and took 1.5-3x as long). Each of these
-//!   must hold `HOG_CONFIRM` rounds in a row: a vCPU its host stalls for a
-//!   round makes any of them true for that round.
+//!   sleeps a moment beside it is no reason (a spawn loop handed off for
+//!   that runs slower, not faster). Each of these must hold `HOG_CONFIRM`
+//!   rounds in a row: a virtual CPU its host stalls for a round makes any
+//!   of them true for that round.
 //! - wakes a sleeping worker for the tasks queued behind a worker inside
 //!   the same poll as last round: those in its ring (pushed there without
 //!   a wake-up: a yield, a task capped out of the LIFO slot) and its fresh
@@ -75,10 +76,9 @@ const BUSY_BACKOFF: u32 = 4;
 /// inside a long poll),
 const HOG_FACTOR: u32 = 20;
 /// ... and once what waits behind it has been out of others' reach this
-/// many rounds in a row: a virtual machine's vCPU stalled by its host for a
-/// round looks like all of that for a moment (on this project's VM, spawn
-/// loops were handed off in every run of a slow hour, each run then
-/// taking 1.5-3x as long).
+/// many rounds in a row: a virtual machine's CPU stalled by its host for a
+/// round looks like all of that for a moment, and a spawn loop handed off
+/// for such a stall runs slower, not faster.
 const HOG_CONFIRM: u32 = 3;
 
 /// The monitor thread's body; returns at runtime shutdown.

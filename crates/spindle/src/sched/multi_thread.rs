@@ -55,10 +55,11 @@ const GLOBAL_POLL_INTERVAL: u32 = 61;
 /// Consecutive LIFO-slot polls before the slot's task yields to the ring.
 /// When the ring holds other tasks, an idle worker is then woken and may
 /// steal the capped one, splitting a message-passing pair across cores (a
-/// cross-core wake costs hundreds of ns on the project's VM; at 3, Tokio's
-/// cap, chan_unbuffered ran 1.8x slower on 2 workers than on 1). At 16 a
-/// task in the ring still waits only microseconds of LIFO polls. A lone pair
-/// wakes nobody at the cap (`run_task`) and stays on its worker.
+/// cross-core wake costs far more than a poll on the same worker; with a
+/// cap as low as Tokio's, 3, a rendezvous pair is split so often that it
+/// runs slower on 2 workers than on 1). At 16 a task in the ring still
+/// waits only microseconds of LIFO polls. A lone pair wakes nobody at the
+/// cap (`run_task`) and stays on its worker.
 const MAX_LIFO_POLLS: u32 = 16;
 
 pub(crate) struct Shared {
@@ -344,7 +345,7 @@ impl Shared {
     /// a worker that went to sleep meanwhile found the driver taken and
     /// sleeps on its own parker. With every worker asleep, nobody then waits
     /// for the next timer or I/O event until the monitor's next round (up to
-    /// its longest, with timers late by as much; found by review), so one is
+    /// its longest, with timers late by as much), so one is
     /// woken, and parks on the driver. (A spurious wake-up at worst, when
     /// one parked on the driver after the monitor let it go.)
     pub(crate) fn after_monitor_turn(&self) {
@@ -354,7 +355,7 @@ impl Shared {
         // both fences, either it finds the lock free or this sees it asleep;
         // without this one, the store could still sit in this CPU's store
         // buffer while the read runs, and each side miss the other (timers
-        // then late until the monitor's next round; found by review).
+        // then late until the monitor's next round).
         crate::loom::fence(SeqCst);
         if self.idle.num_sleeping() == self.remotes.len() {
             self.notify_parked();
@@ -676,7 +677,7 @@ impl WorkerCtx {
             // woken task waits for the poll's end (`run_task`): woken by a
             // message, it is usually its waker's partner, and published at
             // once the idle worker steals it and splits the pair across
-            // cores (select_2: 35 -> 24 ms in alternating runs).
+            // cores (`docs/profiles.md`, select_2).
             self.publish_fresh(core);
         }
     }

@@ -9,9 +9,9 @@
 //! work turns up within a few microseconds (a select's producers, a batch
 //! being spawned) the later rounds pay for themselves. When it does not (a
 //! server whose next request is a network round trip away) they only burn a
-//! CPU the other threads need: on the 2-vCPU echo benchmark, spindle's
-//! workers spent ~10 % more CPU per request than Tokio's, whose workers
-//! park after one pass (`docs/profiles.md`, echo).
+//! CPU the other threads need: workers that always spin every round spend
+//! more CPU per request than ones that park after one pass, as Tokio's do
+//! (`docs/profiles.md`, echo).
 //!
 //! So the budget adapts, per worker:
 //! - `rounds` starts at the most (`MAX_ROUNDS`); a search that found work
@@ -24,31 +24,30 @@
 //! ## One yield before parking (`ParkYield`)
 //!
 //! Before it counts itself asleep, a worker calls `sched_yield` once, as
-//! `parking_lot`'s spin-then-yield-then-park does (Tokio's parker did too,
-//! 2019-2021). Where a CPU is free it returns at once (a syscall, about a
-//! microsecond). Where the worker shares its CPU with a runnable thread that
-//! feeds it (a load generator on the same machine, a thread sending into a
-//! channel), that thread runs first and usually queues a batch of work: a
-//! worker that parked instead would be woken by the first item of it, and
-//! preempt the feeder, item after item. On the 2-vCPU echo benchmark (load
-//! generator beside the server) the workers' `epoll_wait`s fell from ~32,000
-//! to ~18,000 a second and their futex wake-ups by a quarter, and requests/s
-//! rose 10-15 % (`docs/profiles.md`).
+//! `parking_lot`'s spin-then-yield-then-park does. Where a CPU is free it
+//! returns at once (one syscall). Where the worker shares its CPU with a
+//! runnable thread that feeds it (a load generator on the same machine, a
+//! thread sending into a channel), that thread runs first and usually
+//! queues a batch of work: a worker that parked instead would be woken by
+//! the first item of it, and preempt the feeder, item after item. On the
+//! echo benchmark (load generator beside the server) the yield saves the
+//! workers `epoll_wait`s and futex wake-ups, and the server answers more
+//! requests a second (`docs/profiles.md`).
 //!
 //! The cost is latency where the runnable thread is not a feeder but a CPU
 //! hog: the yield hands it a time slice (1-3 ms under Linux's EEVDF), while
-//! a parked worker would have preempted it at its next wake-up. With a busy
-//! loop pinned to the CPU of a one-worker echo server and its load
-//! generator, one connection ran 724 requests/s with a yield at every park,
-//! against 60,600 without. Yet a long yield alone proves nothing: on the
-//! echo benchmark 1-2 % of yields last 1-4 ms (the load generator's or the
-//! other worker's turn) and the gain comes with them. What marks a hog is
+//! a parked worker would have preempted it at its next wake-up. Beside a
+//! busy loop pinned to the same CPU, a one-worker server that yields at
+//! every park serves a small fraction of the requests it serves without
+//! yielding. Yet a long yield alone proves nothing: beside a feeder, a few
+//! yields last milliseconds too (the load generator's or the other
+//! worker's turn) and the gain comes with them. What marks a hog is
 //! how often: so the policy keeps a moving share of yields that kept the
 //! CPU away for `LONG_YIELD` or more, and while that share is high each long
 //! yield suspends yielding for `FIRST_SKIP << level` parks, the level rising
 //! with each one (up to `MAX_LEVEL`) and falling back to 0 once short yields
-//! bring the share down. Next to the hog above: 65,300 requests/s against
-//! 67,700 without any yield; echo keeps its gain.
+//! bring the share down. Next to a hog the server then does nearly as well
+//! as without any yield, and echo keeps its gain (`docs/profiles.md`).
 //!
 //! Only the worker owning the core reads or writes either (no atomics).
 
@@ -61,8 +60,9 @@ const MAX_ROUNDS: u8 = if cfg!(loom) { 1 } else { 4 };
 const EXPLORE: u8 = 8;
 
 /// Small integers throughout (here and in `ParkYield`): both live in the
-/// worker's `Core`, which they kept at its old size (a `Core` 16 bytes
-/// larger ran sleep_1m ~6 % slower, with the same code).
+/// worker's `Core`, which they keep small: a `Core` that grows into a
+/// larger allocation size class slows the run loop with the same code
+/// (`docs/profiles.md`, "Layout, twice").
 pub(crate) struct SpinBudget {
     rounds: u8,
     /// Wraps; 256 is a multiple of `EXPLORE`.
@@ -141,8 +141,9 @@ impl ParkYield {
 
     /// Called by a worker about to count itself asleep: yields its CPU
     /// once, unless recent yields kept it away for long. Out of line: the
-    /// run loop's frame, under every task poll, stays as it was (inlined,
-    /// it moved payload_256 from 42 to 60 ms: `docs/profiles.md`).
+    /// run loop's frame, under every task poll, stays small: inlined, it
+    /// grows that frame and moves every task poll's stack offset, which
+    /// some rows' times depend on (`docs/profiles.md`, "Layout, twice").
     #[inline(never)]
     pub(crate) fn before_park(&mut self) {
         if !self.should_yield() {

@@ -19,10 +19,10 @@
 //! keeps its worker for much more than a slice, as Go's preemption bounds
 //! a goroutine by time, while a task whose operations fill or drain a
 //! channel in a few microseconds is not sent to the back of the queue in
-//! the middle of it. (A budget of units alone, as Tokio's, yielded every
-//! 128 operations: a producer yielded with its channel far from full and
-//! the channel rows ran 1.3-1.8x as long, through the extra polls and the
-//! park and wake-up of its partner at each one.)
+//! the middle of it. (A budget of units alone, as Tokio's, yields every
+//! 128 operations: a producer then yields with its channel far from full,
+//! and channel-heavy work pays for the extra polls and for the park and
+//! wake-up of its partner at each one.)
 //!
 //! Invariants:
 //! - Outside a poll made by a spindle scheduler, the budget is unlimited

@@ -8,18 +8,18 @@
 //! keeps a small footprint; after that each region is one 2 MiB
 //! transparent huge page (`HUGE_REGION`, aligned to it and advised with
 //! `MADV_HUGEPAGE` on Linux): a million fresh 72-byte cells then take ~36
-//! page faults instead of ~18,000, which was a third of spawn_1m's time
-//! (`docs/profiles.md`). The cost: each thread cutting blocks holds a
-//! region tail, which a huge page backs whole on first touch (up to 2 MiB
-//! per such thread beyond its blocks). A system whose THP setting is
-//! `never` gets small pages in the same regions.
+//! page faults instead of ~18,000, and page faults are a large share of
+//! spawn_1m's time otherwise (`docs/profiles.md`). The cost: each thread
+//! cutting blocks holds a region tail, which a huge page backs whole on
+//! first touch (up to 2 MiB per such thread beyond its blocks). A system
+//! whose THP setting is `never` gets small pages in the same regions.
 //!
 //! Huge pages that come slowly: a virtual machine that hands free 2 MiB
 //! blocks back to its host (free page reporting) must have the host back
-//! such a block again before the guest can zero it, ~5 ms for a huge page
-//! that otherwise faults in in ~0.1 ms, where the same 2 MiB of small
-//! pages take ~0.7 ms either way (this project's VM, right after another
-//! process freed its memory, `docs/profiles.md`). Those slow blocks come in
+//! such a block again before the guest can zero it: such a huge page faults
+//! in many times more slowly than one the guest still holds, and more
+//! slowly than the same 2 MiB of small pages, which cost the same either
+//! way (measurements in `docs/profiles.md`). Those slow blocks come in
 //! runs: once one huge page was slow, the next ones are too. So the first
 //! touch of each huge region is timed (`region`), and one slower than
 //! `SLOW_HUGE_FAULT` makes the next `HUGE_BACKOFF` bytes of regions plain

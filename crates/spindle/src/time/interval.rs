@@ -136,7 +136,7 @@ mod tests {
     const MS: Duration = Duration::from_millis(1);
 
     /// More than 2^32 periods behind, `Skip` still finds the next tick on
-    /// the schedule (it gave up, "never", until 2026-11-27).
+    /// the schedule rather than giving up ("never").
     #[test]
     fn skip_far_behind_finds_the_next_tick() {
         let due = Instant::now();
@@ -184,8 +184,7 @@ mod tests {
     }
 
     /// `Delay` starts over after any lateness past the resolution, not only
-    /// after a whole period (it went on from the missed tick's time until
-    /// 2026-11-26; found by review).
+    /// after a whole period: it never goes on from the missed tick's time.
     #[test]
     fn delay_starts_over_after_a_tick_late_by_less_than_a_period() {
         let d = Instant::now();

@@ -6,7 +6,7 @@
 //!
 //! The clock is read once per sleep, where the deadline is made: `sleep`
 //! reads it to add the duration, and its first poll files the deadline in
-//! the wheel without reading it again (a read costs ~20 ns here, a twentieth
+//! the wheel without reading it again (a clock read is a noticeable share
 //! of a sleep's whole cost in sleep_1m): a deadline that has passed by then
 //! is refused by the wheel (due at once) or fires at the driver's next turn,
 //! never early either way. Only where the deadline may already have passed

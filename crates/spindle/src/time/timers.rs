@@ -109,7 +109,7 @@ impl Timers {
             // Again under the shard's lock: `shut_down` sets the flag, then
             // takes each shard's wakers under its lock, so a waker filed
             // after that take would be kept for good (with the task it
-            // holds; found by review).
+            // holds).
             if self.shut_down.load(SeqCst) {
                 return Armed::ShutDown;
             }

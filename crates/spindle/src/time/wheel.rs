@@ -29,9 +29,10 @@
 //! Slots are vectors of keys, not lists linked through the entries: firing
 //! a slot reads its keys in order and touches each entry once, and those
 //! reads do not depend on one another, so the processor overlaps their
-//! cache misses (a list makes every miss wait for the one before it: with
-//! a million timers, walking the lists was ~100 ns an entry, ~10 % of
-//! sleep_1m's CPU time). Filing appends a key and touches no other entry.
+//! cache misses (a list makes every miss wait for the one before it, and
+//! with a million timers that walk becomes a sizeable share of sleep_1m's
+//! CPU time: `docs/profiles.md`). Filing appends a key and touches no other
+//! entry.
 //! An armed entry records its slot and its index there, so that removing it
 //! is a `swap_remove` (which moves one other key: its entry's index is
 //! updated).

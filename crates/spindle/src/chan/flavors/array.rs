@@ -42,13 +42,13 @@
 //! # Slot layout
 //! A slot holds its message first, then its stamp. Messages of
 //! [`LINED_FROM`] bytes or more get slots that start on a cache line
-//! ([`Lined`]), so that each message does too: the copies in and out of
-//! the ring then start on a line, and move whole 64-byte vectors when the
-//! message's size is a multiple of 64 (payload_256 and payload_1024 ~3 %
-//! faster, `docs/profiles.md`). The price is padding up to the next line: a
-//! 128-byte message's slot takes 192 bytes instead of 136. Smaller messages
-//! stay packed, a slot right after the other, where padding would cost more
-//! lines than it saves.
+//! ([`Lined`]), so that each message does too: the copies in and out of the
+//! ring then start on a line, and move whole aligned 64-byte vectors when
+//! the message's size is a multiple of 64, which `memcpy` does faster than
+//! unaligned ones (`docs/profiles.md`). The price is padding up to the next
+//! line: a 128-byte message's slot takes 192 bytes instead of 136. Smaller
+//! messages stay packed, a slot right after the other, where padding would
+//! cost more lines than it saves.
 //!
 //! # Ordering contract
 //! - `stamp` Release stores (after writing / after reading the value) pair with
@@ -81,9 +81,9 @@
 //! the flag it reports is the word's at the CAS (the wake-up argument above
 //! holds as it is). What it saves: a CAS whose expected value comes from a
 //! load of the word that the previous claim's locked instruction just
-//! wrote waits for that load; a loop sending and receiving on one thread
-//! ran 19 ns a message that way and 12 ns from the guess (Intel Xeon VM,
-//! 2026-11-26; chan_single 21.1 -> 14.3 ns a message).
+//! wrote waits for that load, a stall on every claim of a loop that sends
+//! and receives on one thread, which the guess avoids (`docs/profiles.md`,
+//! "Claims that guess").
 
 use std::marker::PhantomData;
 use std::mem::{size_of, MaybeUninit};
@@ -133,10 +133,11 @@ pub(crate) enum PopFast<'a, T> {
 /// parked sender) in a guard dropped after it (`chan::Taking`): the message
 /// then moves from the slot straight into the future's output. Returned
 /// through `PopFast` and the receive future's layers, a message shaped like
-/// `[u64; 2]` was copied between stack slots of different layouts, each copy
-/// a stalled load (4x the time per message of `(u64, u64)`); read first and
-/// released before returning, a 1 KiB message was copied three times on its
-/// way out (slot, temporary, value, output).
+/// `[u64; 2]` would be copied between stack slots of different layouts,
+/// each copy a stalled load (several times the cost of a `(u64, u64)`
+/// message); read first and released before returning, a 1 KiB message
+/// would be copied three times on its way out (slot, temporary, value,
+/// output).
 #[must_use = "a claimed slot stays taken until `release` frees it"]
 pub(crate) struct Claim<'a, T> {
     chan: &'a Channel<T>,
@@ -535,8 +536,7 @@ impl<T> Channel<T> {
     pub(crate) fn pop_fast(&self) -> PopFast<'_, T> {
         // One place builds the claim, whichever way it was made: with two,
         // the compiler read the message into a temporary before the
-        // receive's output (callgrind, payload_256: one copy more of the
-        // 256 bytes per message, and 25 % more time).
+        // receive's output: one more copy of every message.
         let (head, pos) = match self.head.enter() {
             Some(owned) => match self.pop_owned(owned) {
                 Ok(claimed) => claimed,

@@ -4,10 +4,10 @@
 //! monitors, applied to a ring's claim words.
 //!
 //! Why: a message through the ring costs two claims, each a locked CAS
-//! (~6 ns on this project's Intel VM; the rest of a send and a receive is a
-//! few ns more), and a channel often spends its whole life on one thread:
-//! a task that sends and then receives, a producer and a consumer task
-//! beside each other on one worker. A plain claim costs ~1 ns there.
+//! (most of the cost of a send and a receive), and a channel often spends
+//! its whole life on one thread: a task that sends and then receives, a
+//! producer and a consumer task beside each other on one worker. A plain
+//! claim costs a fraction of a locked CAS there.
 //!
 //! # State (all on the word's cache line)
 //! - `word`: the claim word, in `array.rs`'s encoding plus the bit
@@ -61,10 +61,10 @@
 //!
 //! # Costs
 //! A revocation is a membarrier syscall, an IPI to every CPU that runs a
-//! thread of the process (16 µs on the 2-vCPU VM with the other vCPU
-//! busy). A word is only owned after `STREAK` claims in a row by one
-//! thread, so that short-lived channels crossing threads never pay it, and
-//! at most `MAX_BIASES` times in its life. Where membarrier is not
+//! thread of the process (thousands of plain claims' worth; measured in
+//! `docs/chan.md`). A word is only owned after `STREAK` claims in a row by
+//! one thread, so that short-lived channels crossing threads never pay it,
+//! and at most `MAX_BIASES` times in its life. Where membarrier is not
 //! available, `light` is a full fence and owning gains nothing: words are
 //! then never owned (loom and miri own them, to check the protocol).
 
@@ -116,7 +116,7 @@ pub(crate) fn loom_plain_claims() -> u64 {
 
 /// Whether this loom model runs the ownership protocol: when it does not,
 /// the bookkeeping's atomics are skipped too (each is a point where loom
-/// interleaves, and the CAS protocol's models took 10 minutes already).
+/// interleaves, and the CAS protocol's models are slow enough already).
 #[cfg(loom)]
 fn owning_modelled() -> bool {
     LOOM_STREAK.with(|s| s.get()) != 0xffff

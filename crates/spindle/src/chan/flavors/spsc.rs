@@ -188,9 +188,8 @@ impl<T> Producer<T> {
     /// The run may be shorter than `max` (or empty) when the ring is nearly
     /// full or wraps; it is empty once the ring is closed or the consumer
     /// gone ([`Producer::is_closed`]), as `try_push` then refuses: nothing
-    /// is published after `closed` (module invariants; until 2026-11-26 a
-    /// run reserved after `close` was published, and a consumer could get
-    /// `Closed` and then more values; found by review).
+    /// is published after `closed` (module invariants: otherwise a consumer
+    /// could get `Closed` and then more values).
     #[cfg(not(loom))]
     pub fn write_slice(&mut self, max: usize) -> WriteSlice<'_, T> {
         // Acquire: as in `free`; always reloaded so the run is as long as

@@ -82,16 +82,16 @@
 //! waker out to wake it after the lock: it wakes it in place
 //! (`crate::task::notify_in_place`), the task's state transition under the
 //! lock, the scheduling after it (`Wakeup`). Two locked instructions fewer
-//! a message on either side (the clone's and the drop's counts). Which
-//! side parks first in a pingpong depends on which task ran first, and the
-//! two patterns were 80 and 105-116 ms a million round trips before takers
-//! kept their wakers too (`docs/profiles.md`, session 18). The price: a
-//! free entry holds a reference to the last task that parked in it, so
-//! that task's cell (not its future, dropped when it finished) outlives it
-//! until another task parks there or the channel is dropped: at most one
-//! cell per entry, and there are never more entries than sends (receives)
-//! ever parked at once. Foreign wakers are not kept (woken by value after
-//! the lock, as before).
+//! a message on either side (the clone's and the drop's counts). Both sides
+//! keep them: which side parks first in a pingpong depends on which task
+//! ran first, and with only one side keeping its wakers the two patterns
+//! run at clearly different speeds (`docs/profiles.md`, "pingpong's slow
+//! runs"). The price: a free entry holds a reference to the last task that
+//! parked in it, so that task's cell (not its future, dropped when it
+//! finished) outlives it until another task parks there or the channel is
+//! dropped: at most one cell per entry, and there are never more entries
+//! than sends (receives) ever parked at once. Foreign wakers are not kept
+//! (woken by value after the lock).
 //!
 use std::collections::VecDeque;
 use std::ptr::{self, NonNull};
