@@ -521,15 +521,16 @@ pub fn suite(c: &Common, a: &RunArgs) -> Result<i32, String> {
             w.check_size(n)?;
         }
     }
-    // Validate peer names before any build starts.
-    peers::select(&a.peer, &build_options(c))?;
+    // Peer names are checked before any build starts.
+    let opts = build_options(c);
+    let names = suite_peers(c, a, &opts)?;
     let workers = c.workers.map(|w| w as usize).unwrap_or_else(meta::cores);
     let runs = a.runs.unwrap_or(a.profile.default_runs());
     let timeout = Duration::from_secs(c.timeout.unwrap_or(a.profile.default_timeout_s()));
     let root = peers::workspace_root();
     // Taken before the build: the tree id and date are those of what is measured.
     let mut run_meta = meta::collect(&root);
-    let infos = discover(c, &a.peer)?;
+    let infos = peers::discover(&names, &opts);
     for p in &infos {
         if let Err(why) = &p.available {
             eprintln!("spindle-bench: peer {} unavailable: {why}", p.name);
@@ -612,6 +613,24 @@ pub fn suite(c: &Common, a: &RunArgs) -> Result<i32, String> {
         (false, false) => EXIT_PEER_MISSING,
         (false, true) => 0,
     })
+}
+
+/// The peers a suite run asks for: `--peer`'s, less, for `all` outside the
+/// full profile, those that run in the full profile only (said on stderr).
+fn suite_peers(c: &Common, a: &RunArgs, opts: &BuildOptions) -> Result<Vec<String>, String> {
+    let mut names = peers::select(&a.peer, opts)?;
+    if a.peer.trim() == "all" && a.profile != Profile::Full {
+        for (name, why) in peers::FULL_PROFILE_ONLY {
+            if names.iter().any(|n| n == name) && !c.quiet {
+                eprintln!(
+                    "spindle-bench: {name} runs in the full profile only ({why}); \
+                     --profile full or --peer {name} runs it"
+                );
+            }
+            names.retain(|n| n != name);
+        }
+    }
+    Ok(names)
 }
 
 /// Exit status of a run whose rows are correct but that lacked a peer.

@@ -53,7 +53,29 @@ pub const PEER_CRATES: &[&str] = &[
     "smol",
     "async-executor",
     "may",
+    "steady_state",
 ];
+
+/// The versions of [`PEER_CRATES`] in the root `Cargo.lock` and, for the
+/// crates it lacks, in the lock of each peer that is a workspace of its own.
+fn peer_crate_versions(root: &Path) -> BTreeMap<String, String> {
+    let locks = std::iter::once(root.join("Cargo.lock")).chain(
+        crate::peers::OWN_WORKSPACE_PEERS
+            .iter()
+            .map(|(_, dir, _)| root.join(dir).join("Cargo.lock")),
+    );
+    // The root lock's version of a crate wins: it is the one the root
+    // workspace's peers run.
+    let mut versions = BTreeMap::new();
+    for lock in locks {
+        if let Ok(text) = std::fs::read_to_string(lock) {
+            for (name, version) in locked_versions(&text, PEER_CRATES) {
+                versions.entry(name).or_insert(version);
+            }
+        }
+    }
+    versions
+}
 
 /// The versions `Cargo.lock` pins for `names` (a name it lacks is left out;
 /// a crate locked at two versions shows both).
@@ -276,9 +298,7 @@ pub fn collect(root: &Path) -> RunMeta {
         toolchains: Toolchains {
             rustc: first_line(&rustc, &["-V"], root).unwrap_or_else(|| "unknown".into()),
             go: first_line(&go, &["version"], root).unwrap_or_else(|| "not installed".into()),
-            crates: std::fs::read_to_string(root.join("Cargo.lock"))
-                .map(|lock| locked_versions(&lock, PEER_CRATES))
-                .unwrap_or_default(),
+            crates: peer_crate_versions(root),
         },
         loadavg_start: loadavg(),
         loadavg_end: String::new(),

@@ -6,6 +6,8 @@
 //! found in `<target>/<profile dir>/`, where `<target>` is `CARGO_TARGET_DIR`
 //! when set, else `<workspace>/target`. When the joint build fails each
 //! package is built alone, so that one broken peer leaves the others usable.
+//! A peer whose dependency tree is too big for the root workspace
+//! (steady_state) is a workspace of its own, built into `<target>/<name>/`.
 //! The Go peer is built with `go build -o <target>/go/peer-go .` in
 //! `peers/go`; no `go` on the PATH (or no module yet) makes Go unavailable
 //! with that reason and nothing else changes. `--no-build` skips building and
@@ -40,6 +42,20 @@ pub const RUST_PEERS: &[(&str, &str, &str)] = &[
     ("kanal", "spindle-peer-kanal", "peer-kanal"),
 ];
 
+/// Rust peers in a workspace of their own, because their dependency tree
+/// is too big for the root one: (peer name, manifest folder, binary name).
+/// Each is built with `cargo build --manifest-path <folder>/Cargo.toml
+/// --target-dir <target>/<name>` and found in that target's profile folder.
+pub const OWN_WORKSPACE_PEERS: &[(&str, &str, &str)] =
+    &[("steady_state", "peers/steady_state", "peer-steady_state")];
+
+/// Peers `--peer all` leaves out of the quick and tiny profiles, and why:
+/// the full profile, or naming them, runs them.
+pub const FULL_PROFILE_ONLY: &[(&str, &str)] = &[(
+    "steady_state",
+    "its own workspace of about 240 crates takes minutes to build, past the quick run's budget",
+)];
+
 /// Every built-in peer, in report order.
 pub const KNOWN: &[&str] = &[
     "spindle",
@@ -47,6 +63,7 @@ pub const KNOWN: &[&str] = &[
     "tokio",
     "smol",
     "may",
+    "steady_state",
     "std",
     "rayon",
     "crossbeam",
@@ -215,6 +232,35 @@ fn build_rust(root: &Path, profile: &str, pkgs: &[&str]) -> BTreeMap<String, Str
     failed
 }
 
+/// Builds a peer that is a workspace of its own (`OWN_WORKSPACE_PEERS`).
+fn build_own_workspace(dir: &Path, target: &Path, profile: &str) -> Result<(), String> {
+    let manifest = dir.join("Cargo.toml");
+    eprintln!(
+        "spindle-bench: building peers: cargo build --profile {profile} --manifest-path {} --target-dir {}",
+        manifest.display(),
+        target.display()
+    );
+    let o = Command::new(cargo())
+        .args(["build", "--profile", profile, "--manifest-path"])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(target)
+        .stdout(stderr_stdio())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("could not run cargo: {e}"))?;
+    if o.status.success() {
+        return Ok(());
+    }
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    eprint!("{err}");
+    Err(format!(
+        "build failed: {} (see `cargo build --profile {profile} --manifest-path {}`)",
+        tail(&err, 3),
+        manifest.display()
+    ))
+}
+
 /// Builds the Go peer into `<target>/go/peer-go`.
 fn build_go(root: &Path, out: &Path) -> Result<(), String> {
     let dir = root.join("peers/go");
@@ -361,6 +407,16 @@ pub fn discover(names: &[String], opts: &BuildOptions) -> Vec<PeerInfo> {
                 build_errors.insert(name.to_string(), e.clone());
             }
         }
+        for (name, dir, _) in OWN_WORKSPACE_PEERS {
+            if names.iter().any(|n| n == name) && !extra.contains_key(name) {
+                let own_target = target.join(name);
+                if let Err(e) =
+                    build_own_workspace(&root.join(dir), &own_target, &opts.cargo_profile)
+                {
+                    build_errors.insert(name.to_string(), e);
+                }
+            }
+        }
         if names.iter().any(|n| n == "go") && !extra.contains_key("go") {
             if let Err(e) = build_go(&root, &go_bin) {
                 build_errors.insert("go".into(), e);
@@ -375,6 +431,12 @@ pub fn discover(names: &[String], opts: &BuildOptions) -> Vec<PeerInfo> {
                 (*p).clone()
             } else if name == "go" {
                 go_bin.clone()
+            } else if let Some((_, _, bin)) = OWN_WORKSPACE_PEERS.iter().find(|(n, _, _)| n == name)
+            {
+                target
+                    .join(name.as_str())
+                    .join(profile_dir(&opts.cargo_profile))
+                    .join(bin)
             } else {
                 let bin = RUST_PEERS
                     .iter()

@@ -202,7 +202,7 @@ fn summary(out: &mut String, run: &LatestRun) {
         }
         let _ = writeln!(
             out,
-            "  vs {:<10} {:.2}× over {} rows ({} faster, {} slower, {} ~): {}",
+            "  vs {:<12} {:.2}× over {} rows ({} faster, {} slower, {} ~): {}",
             g.against,
             g.geomean,
             g.rows,

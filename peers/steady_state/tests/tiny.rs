@@ -1,0 +1,7 @@
+//! Runs the built peer: `list`, then every supported row at its tiny size,
+//! checking each result line against the catalogue.
+
+#[test]
+fn every_supported_row_gives_the_catalogue_result() {
+    spindle_peer_common::check::check_peer(env!("CARGO_BIN_EXE_peer-steady_state"), "steady_state");
+}
