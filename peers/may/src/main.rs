@@ -112,6 +112,13 @@ fn run(req: &Request) -> Measured {
     // fork_inline: one scheduler thread, May's single-threaded runtime.
     let threads = if req.workload == "fork_inline" { 1 } else { w };
     may::config().set_workers(threads);
+    if payload_bytes(&req.workload).is_some() {
+        // Messages of up to 1 KiB by value: an unoptimised build keeps
+        // several copies of one in a coroutine's frame, past the default
+        // 32 KiB stack. A few coroutines run these rows, so the size costs
+        // nothing measurable.
+        may::config().set_stack_size(PAYLOAD_STACK_WORDS);
+    }
     let name = req.workload.clone();
     let driver = go!(move || match name.as_str() {
         "skynet" => timed(|| join(skynet(0, n))),
@@ -148,6 +155,9 @@ fn run(req: &Request) -> Measured {
         .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
+
+/// The payload rows' coroutine stack, in words (256 KiB).
+const PAYLOAD_STACK_WORDS: usize = 0x8000;
 
 /// How many coroutines a row may hold alive at once, where that can pass
 /// the memory-map limit: every task of the spawn-all rows (the driver
