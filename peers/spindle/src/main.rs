@@ -412,10 +412,11 @@ async fn sleep_all(n: u64) -> u64 {
     let handles: Vec<_> = (0..n)
         .map(|i| {
             spindle::spawn(async move {
-                let d = sleep_duration(i);
-                let due = Instant::now() + d;
-                spindle::time::sleep(d).await;
-                LATENESS.observe(due, Instant::now());
+                // The sleep's own deadline, read after it fired: a copy
+                // held across the await would grow every task's cell.
+                let mut sleep = std::pin::pin!(spindle::time::sleep(sleep_duration(i)));
+                sleep.as_mut().await;
+                LATENESS.observe(sleep.deadline().expect("a finite sleep"), Instant::now());
                 i
             })
         })

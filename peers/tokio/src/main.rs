@@ -394,10 +394,11 @@ async fn sleep_all(n: u64) -> u64 {
     let handles: Vec<_> = (0..n)
         .map(|i| {
             tokio::spawn(async move {
-                let d = sleep_duration(i);
-                let due = Instant::now() + d;
-                tokio::time::sleep(d).await;
-                LATENESS.observe(due, Instant::now());
+                // The sleep's own deadline, read after it fired: a copy
+                // held across the await would grow every task.
+                let mut sleep = std::pin::pin!(tokio::time::sleep(sleep_duration(i)));
+                sleep.as_mut().await;
+                LATENESS.observe(sleep.deadline().into_std(), Instant::now());
                 i
             })
         })
