@@ -105,9 +105,9 @@ fn run(req: &Request) -> Measured {
             "chan_unbuffered" => timed(producer_consumer(n, 1, |i| i, |&v| v)).await,
             "async_trivial" | "spawn_10k" | "spawn_100k" | "spawn_1m" => timed(spawn_all(n)).await,
             "async_compute" => timed(async_compute(n)).await,
-            "block_all" => timed(block_all(n)).await,
+            "block_all" => timed(batches(n, BLOCK_ALL_BATCH)).await,
             "blocking_pressure" => blocking_pressure(n, w).await,
-            "spawn_nursery" => timed(spawn_nursery(n)).await,
+            "spawn_nursery" => timed(batches(n, NURSERY_BATCH)).await,
             "spawn_sequential" => timed(spawn_sequential(n)).await,
             "live_1m" => live(n).await,
             "sleep_1m" => sleep_all(n).await,
@@ -326,25 +326,13 @@ async fn batch(start: u64, end: u64) -> u64 {
     sum
 }
 
-/// block_all: batches of 10 tasks, each batch awaited before the next.
-async fn block_all(n: u64) -> u64 {
+/// block_all (batches of 10) and spawn_nursery (batches of 1000): each
+/// batch a `Vec<Task>` drained before the next (see the module docs).
+async fn batches(n: u64, size: u64) -> u64 {
     let mut sum = 0;
     let mut start = 0;
     while start < n {
-        let end = (start + BLOCK_ALL_BATCH).min(n);
-        sum += batch(start, end).await;
-        start = end;
-    }
-    sum
-}
-
-/// spawn_nursery: batches of 1000 tasks, each a `Vec<Task>` drained before
-/// the next (see the module docs).
-async fn spawn_nursery(n: u64) -> u64 {
-    let mut sum = 0;
-    let mut start = 0;
-    while start < n {
-        let end = (start + NURSERY_BATCH).min(n);
+        let end = (start + size).min(n);
         sum += batch(start, end).await;
         start = end;
     }
