@@ -2,7 +2,8 @@
 //! `docs/bench-catalogue.md`.
 //!
 //! Roles, one module each: [`cli`] parses and dispatches; [`workloads`] holds
-//! the catalogue; [`peers`] builds and interrogates the peer binaries;
+//! the catalogue's types and rules, [`catalogue`] its rows; [`peers`]
+//! builds and interrogates the peer binaries;
 //! [`runner`] runs one process per measured run and checks every result
 //! (its value, and the [`witness`] fields that say how it was reached);
 //! [`stats`] summarises and compares samples; [`report`] writes the table,
@@ -11,6 +12,7 @@
 //! [`echo`] is the loopback echo benchmark (`spindle-bench echo`).
 //! See `README.md` for the method and how to read a ratio.
 
+pub mod catalogue;
 pub mod cli;
 pub mod compare;
 pub mod echo;

@@ -1,0 +1,730 @@
+//! The rows of the catalogue (`docs/bench-catalogue.md`) as data: each
+//! [`Workload`]'s sizes, expected-result formula, extra keys, the figures
+//! the seed documents publish for it, and the peers the quick profile
+//! leaves out. The types and the rules they obey are in
+//! [`crate::workloads`]; this file is only the table and what it is built
+//! from.
+
+use std::fmt::Write as _;
+
+use crate::workloads::{Published, SeedFigure, Workload};
+
+// ---- expected-result formulas ------------------------------------------------
+
+/// T(n) = n(n-1)/2, the sum of 0..n.
+pub fn tri(n: u64) -> u128 {
+    let n = n as u128;
+    if n == 0 {
+        0
+    } else {
+        n * (n - 1) / 2
+    }
+}
+
+fn e_tri(n: u64, _: usize) -> String {
+    tri(n).to_string()
+}
+fn e_sum_1_to_n(n: u64, _: usize) -> String {
+    tri(n + 1).to_string()
+}
+fn e_fib(n: u64, _: usize) -> String {
+    let (mut a, mut b) = (0u128, 1u128);
+    for _ in 0..n {
+        (a, b) = (b, a + b);
+    }
+    a.to_string()
+}
+fn e_sum_squares(n: u64, _: usize) -> String {
+    let n = n as u128;
+    (n * (n + 1) * (2 * n + 1) / 6).to_string()
+}
+/// π(n) by a sieve (the peers use trial division; the two must agree).
+fn e_primes(n: u64, _: usize) -> String {
+    if n < 2 {
+        return "0".into();
+    }
+    let n = n as usize;
+    let mut composite = vec![false; n + 1];
+    let mut count = 0u64;
+    for i in 2..=n {
+        if !composite[i] {
+            count += 1;
+            let mut j = i * i;
+            while j <= n {
+                composite[j] = true;
+                j += i;
+            }
+        }
+    }
+    count.to_string()
+}
+fn e_async_compute(n: u64, _: usize) -> String {
+    (100 * tri(n) + 4950 * n as u128).to_string()
+}
+fn e_blocking(n: u64, w: usize) -> String {
+    (4 * w as u128 * n as u128).to_string()
+}
+fn e_fizzbuzz(n: u64, _: usize) -> String {
+    let fb = n / 15;
+    let f = n / 3 - fb;
+    let b = n / 5 - fb;
+    let v = n - f - b - fb;
+    let mut s = String::new();
+    let _ = write!(s, "F:{f},B:{b},FB:{fb},V:{v}");
+    s
+}
+fn e_times_5(n: u64, _: usize) -> String {
+    (n as u128 * 5).to_string()
+}
+fn e_times_10(n: u64, _: usize) -> String {
+    (n as u128 * 10).to_string()
+}
+fn e_times_20(n: u64, _: usize) -> String {
+    (n as u128 * 20).to_string()
+}
+
+// ---- published figures -------------------------------------------------------
+
+const SEQ_HW: &str = "MacBook Pro M-series";
+const CC_HW: &str = "M1/M2 Mac, Linux x64";
+const WYN_HW: &str = "their machine, unspecified";
+const SS_HW: &str = "modern i5";
+const COFLUX_HW: &str = "AMD Ryzen 9 7940H, Windows, MSVC";
+
+const fn seq(system: &'static str, ms: f64, ops: u64, quote: &'static str) -> SeedFigure {
+    SeedFigure {
+        source: "Seq",
+        system,
+        hardware: SEQ_HW,
+        value: Published::TotalMs { ms, ops },
+        quote,
+    }
+}
+const fn cc(system: &'static str, rate: f64, quote: &'static str) -> SeedFigure {
+    SeedFigure {
+        source: "Concurrent-C",
+        system,
+        hardware: CC_HW,
+        value: Published::OpsPerSec(rate),
+        quote,
+    }
+}
+const fn wyn(system: &'static str, ms: f64, ops: u64, quote: &'static str) -> SeedFigure {
+    SeedFigure {
+        source: "Wyn",
+        system,
+        hardware: WYN_HW,
+        value: Published::TotalMs { ms, ops },
+        quote,
+    }
+}
+const fn ss(system: &'static str, rate: f64, quote: &'static str) -> SeedFigure {
+    SeedFigure {
+        source: "steady_state",
+        system,
+        hardware: SS_HW,
+        value: Published::OpsPerSec(rate),
+        quote,
+    }
+}
+const fn coflux(ns: f64, quote: &'static str) -> SeedFigure {
+    SeedFigure {
+        source: "Coflux",
+        system: "Coflux",
+        hardware: COFLUX_HW,
+        value: Published::NsPerOp(ns),
+        quote,
+    }
+}
+
+const NONE: &[SeedFigure] = &[];
+const NO_KEYS: &[&str] = &[];
+
+macro_rules! w {
+    ($name:expr, $group:expr, $desc:expr, $full:expr, $quick:expr, $tiny:expr, $exp:expr, $unit:expr, $keys:expr, $seeds:expr) => {
+        Workload {
+            name: $name,
+            description: $desc,
+            group: $group,
+            full: $full,
+            quick: $quick,
+            tiny: $tiny,
+            expected: $exp,
+            ops_unit: $unit,
+            extra_keys: $keys,
+            seeds: $seeds,
+            quick_skip: &[],
+            quick_skip_why: "",
+        }
+    };
+}
+
+/// `std` creates an OS thread per task on these rows: seconds per run at
+/// the quick size, most of the quick budget for a reference point.
+const STD_THREAD_PER_TASK: &str =
+    "std spawns an OS thread per task here: tens of seconds at this size";
+
+const fn skip_std(w: Workload) -> Workload {
+    Workload {
+        quick_skip: &["std"],
+        quick_skip_why: STD_THREAD_PER_TASK,
+        ..w
+    }
+}
+
+/// On these rows every message is a hand-off between two OS threads that
+/// park in between: a futex wake-up each way, seconds per run at the quick
+/// size (most of the quick budget) for a reference point.
+const THREADS_PARK_PER_MESSAGE: &str =
+    "OS threads park and wake each other for every message here: seconds per run at this size";
+
+const fn skip_parking_threads(w: Workload) -> Workload {
+    Workload {
+        quick_skip: &["std", "crossbeam", "flume"],
+        quick_skip_why: THREADS_PARK_PER_MESSAGE,
+        ..w
+    }
+}
+
+/// The whole catalogue, in the order of `docs/bench-catalogue.md`.
+pub static CATALOGUE: &[Workload] = &[
+    w!(
+        "skynet",
+        "concurrency",
+        "10-ary tree of tasks; leaves return their id, parents sum children",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "leaves",
+        NO_KEYS,
+        &[
+            seq("Seq", 4779.0, 1_000_000, "4779 ms"),
+            seq("Rust std (threshold)", 2.0, 1_000_000, "2 ms"),
+            seq("Go", 170.0, 1_000_000, "170 ms")
+        ]
+    ),
+    skip_parking_threads(w!(
+        "pingpong",
+        "concurrency",
+        "two tasks exchange a message back and forth over capacity-1 channels",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "round trips",
+        NO_KEYS,
+        &[
+            seq("Seq", 269.0, 1_000_000, "269 ms"),
+            seq("Rust std", 3875.0, 1_000_000, "3875 ms"),
+            seq("Go", 206.0, 1_000_000, "206 ms")
+        ]
+    )),
+    w!(
+        "fanout",
+        "concurrency",
+        "1 producer, 100 workers on one bounded(1024) MPMC channel",
+        1_000_000,
+        100_000,
+        1_000,
+        e_sum_1_to_n,
+        "messages",
+        NO_KEYS,
+        &[
+            seq("Seq", 551.0, 1_000_000, "551 ms"),
+            seq("Rust std", 29.0, 1_000_000, "29 ms"),
+            seq("Go", 249.0, 1_000_000, "249 ms")
+        ]
+    ),
+    w!(
+        "fib",
+        "compute",
+        "naive recursive fib(n) inside one spawned task",
+        40,
+        35,
+        20,
+        e_fib,
+        "call",
+        NO_KEYS,
+        &[
+            seq("Seq", 2500.0, 1, "fib(40) 2500 ms"),
+            seq("Rust", 168.0, 1, "fib(40) 168 ms"),
+            seq("Go", 224.0, 1, "fib(40) 224 ms")
+        ]
+    ),
+    w!(
+        "fib_par",
+        "compute",
+        "fork-join fib(n): spawn both halves while n > 20",
+        35,
+        30,
+        22,
+        e_fib,
+        "call",
+        NO_KEYS,
+        NONE
+    ),
+    w!(
+        "sum_squares",
+        "compute",
+        "1² + … + n² inside one spawned task",
+        1_000_000,
+        100_000,
+        1_000,
+        e_sum_squares,
+        "terms",
+        NO_KEYS,
+        &[
+            seq("Seq", 54.0, 1_000_000, "54 ms"),
+            seq("Rust", 2.0, 1_000_000, "2 ms"),
+            seq("Go", 2.0, 1_000_000, "2 ms")
+        ]
+    ),
+    w!(
+        "primes",
+        "compute",
+        "count primes ≤ n by trial division inside one spawned task",
+        100_000,
+        10_000,
+        1_000,
+        e_primes,
+        "candidates",
+        NO_KEYS,
+        &[
+            seq("Seq", 93.0, 100_000, "93 ms"),
+            seq("Rust", 3.0, 100_000, "3 ms"),
+            seq("Go", 3.0, 100_000, "3 ms")
+        ]
+    ),
+    w!(
+        "chan_single",
+        "channels",
+        "one task sends 1000 then receives 1000 on a bounded(1000) channel, repeated",
+        10_000_000,
+        1_000_000,
+        10_000,
+        e_tri,
+        "messages",
+        NO_KEYS,
+        &[cc("Concurrent-C", 40e6, "40M+ ops/sec")]
+    ),
+    w!(
+        "chan_buffered",
+        "channels",
+        "producer → consumer on two tasks, bounded(1000)",
+        10_000_000,
+        1_000_000,
+        10_000,
+        e_tri,
+        "messages",
+        NO_KEYS,
+        &[
+            cc("Concurrent-C", 20e6, "20M+ ops/sec"),
+            cc(
+                "Concurrent-C (vs Go run)",
+                61_162_080.0,
+                "channel_throughput 61162080 ops/sec"
+            ),
+            cc("Go", 57_836_769.0, "channel_throughput 57836769 ops/sec")
+        ]
+    ),
+    skip_parking_threads(w!(
+        "chan_unbuffered",
+        "channels",
+        "producer → consumer over a rendezvous channel",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "messages",
+        NO_KEYS,
+        &[cc("Concurrent-C", 750e3, "750K+ ops/sec")]
+    )),
+    w!(
+        "async_trivial",
+        "async",
+        "spawn n tasks that return i, then join all",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "tasks",
+        NO_KEYS,
+        &[cc("Concurrent-C", 15e6, "15M+ tasks/sec")]
+    ),
+    w!(
+        "async_compute",
+        "async",
+        "n tasks each run a 100-iteration loop with one yield",
+        100_000,
+        10_000,
+        1_000,
+        e_async_compute,
+        "tasks",
+        NO_KEYS,
+        &[cc("Concurrent-C", 300e3, "300K+ tasks/sec")]
+    ),
+    w!(
+        "block_all",
+        "async",
+        "spawn batches of 10 tasks and wait for each batch",
+        100_000,
+        10_000,
+        1_000,
+        e_tri,
+        "tasks",
+        NO_KEYS,
+        &[cc("Concurrent-C", 100e3, "cc_block_all 100K+ tasks/sec")]
+    ),
+    w!(
+        "select_1",
+        "select",
+        "one consumer selects over 1 channel fed by 1 producer",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "messages",
+        NO_KEYS,
+        &[cc("Concurrent-C", 10e6, "10M+ ops/sec")]
+    ),
+    w!(
+        "select_2",
+        "select",
+        "one consumer selects over 2 channels fed by 2 producers",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "messages",
+        NO_KEYS,
+        &[cc("Concurrent-C", 8e6, "8M+ ops/sec")]
+    ),
+    w!(
+        "select_4",
+        "select",
+        "one consumer selects over 4 channels fed by 4 producers",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "messages",
+        NO_KEYS,
+        &[cc("Concurrent-C", 6e6, "6M+ ops/sec")]
+    ),
+    w!(
+        "payload_4",
+        "payload",
+        "chan_buffered with 4-byte messages",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "messages",
+        &["bytes"],
+        &[cc("Concurrent-C", 18e6, "18M+ ops/sec")]
+    ),
+    w!(
+        "payload_16",
+        "payload",
+        "chan_buffered with 16-byte messages",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "messages",
+        &["bytes"],
+        &[cc("Concurrent-C", 19e6, "19M+ ops/sec, ~300 MB/sec")]
+    ),
+    w!(
+        "payload_256",
+        "payload",
+        "chan_buffered with 256-byte messages",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "messages",
+        &["bytes"],
+        &[cc("Concurrent-C", 18e6, "18M+ ops/sec, ~4 GB/sec")]
+    ),
+    w!(
+        "payload_1024",
+        "payload",
+        "chan_buffered with 1024-byte messages",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "messages",
+        &["bytes"],
+        &[cc("Concurrent-C", 11e6, "11M+ ops/sec, ~11 GB/sec")]
+    ),
+    w!(
+        "blocking_pressure",
+        "blocking",
+        "4·W tasks make n 1 ms blocking sleeps while a heartbeat ticks every 1 ms",
+        200,
+        20,
+        3,
+        e_blocking,
+        "blocking calls",
+        &["beats", "due"],
+        NONE
+    ),
+    skip_std(w!(
+        "spawn_nursery",
+        "spawn",
+        "spawn into a structured scope in batches of 1000, wait per batch",
+        1_000_000,
+        100_000,
+        2_000,
+        e_tri,
+        "tasks",
+        NO_KEYS,
+        &[
+            cc("Concurrent-C", 468_790.0, "468790 spawns/sec"),
+            cc("Go", 4_347_042.0, "4347042 spawns/sec")
+        ]
+    )),
+    w!(
+        "spawn_sequential",
+        "spawn",
+        "spawn one task, join it, repeat",
+        100_000,
+        10_000,
+        1_000,
+        e_tri,
+        "tasks",
+        NO_KEYS,
+        &[
+            cc("Concurrent-C", 26_109_668.0, "26109668 spawns/sec"),
+            cc("Go", 3_795_052.0, "3795052 spawns/sec"),
+            cc(
+                "Concurrent-C (baseline)",
+                15e3,
+                "spawn baseline 15K+ spawns/sec"
+            )
+        ]
+    ),
+    w!(
+        "spawn_10k",
+        "spawn",
+        "spawn n empty tasks, then join all",
+        10_000,
+        1_000,
+        100,
+        e_tri,
+        "tasks",
+        NO_KEYS,
+        &[
+            wyn("Wyn", 1.17, 10_000, "1.17 ms"),
+            wyn("Go", 1.67, 10_000, "1.67 ms")
+        ]
+    ),
+    w!(
+        "spawn_100k",
+        "spawn",
+        "spawn n empty tasks, then join all",
+        100_000,
+        10_000,
+        1_000,
+        e_tri,
+        "tasks",
+        NO_KEYS,
+        &[
+            wyn("Wyn", 7.96, 100_000, "7.96 ms"),
+            wyn("Go", 14.76, 100_000, "14.76 ms")
+        ]
+    ),
+    w!(
+        "spawn_1m",
+        "spawn",
+        "spawn n empty tasks, then join all",
+        1_000_000,
+        100_000,
+        10_000,
+        e_tri,
+        "tasks",
+        NO_KEYS,
+        &[
+            wyn("Wyn", 101.15, 1_000_000, "101.15 ms"),
+            wyn("Go", 161.49, 1_000_000, "161.49 ms")
+        ]
+    ),
+    w!(
+        "live_1m",
+        "spawn",
+        "n tasks alive at once, each parked on its own channel, then all released",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "tasks",
+        NO_KEYS,
+        NONE
+    ),
+    w!(
+        "sleep_1m",
+        "timer",
+        "n concurrent sleeps on the runtime's timer, task i for 1 + (i mod 100) ms, then joined",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "tasks",
+        NO_KEYS,
+        NONE
+    ),
+    w!(
+        "fizzbuzz_pipeline",
+        "actor",
+        "generator → FizzBuzz worker → logger over big channels, batches of half a channel (copy)",
+        67_108_864,
+        4_194_304,
+        65_536,
+        e_fizzbuzz,
+        "messages",
+        NO_KEYS,
+        &[
+            ss(
+                "steady_state (double buffer)",
+                50e6,
+                "50–200M messages/sec (low end)"
+            ),
+            ss(
+                "steady_state (telemetry)",
+                128e6,
+                "over 128 million messages per second"
+            )
+        ]
+    ),
+    w!(
+        "fizzbuzz_pipeline_zc",
+        "actor",
+        "the FizzBuzz pipeline working in place on channel memory (zero-copy)",
+        67_108_864,
+        4_194_304,
+        65_536,
+        e_fizzbuzz,
+        "messages",
+        NO_KEYS,
+        &[ss(
+            "steady_state (zero copy)",
+            150e6,
+            "150–300M messages/sec (low end)"
+        )]
+    ),
+    w!(
+        "fork_inline",
+        "fork",
+        "current-thread executor: create a child, await it at once, destroy it",
+        100_000,
+        10_000,
+        1_000,
+        e_tri,
+        "forks",
+        NO_KEYS,
+        &[coflux(256.0, "~3.90 M/s, ~256 ns/fork (noop_executor)")]
+    ),
+    skip_std(w!(
+        "fork_pool",
+        "fork",
+        "W drivers on the multi-thread scheduler each fork and await children one at a time",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "forks",
+        NO_KEYS,
+        &[coflux(
+            513.0,
+            "~1.95 M/s, ~513 ns/fork (thread_pool_executor)"
+        )]
+    )),
+    w!(
+        "skynet_fork",
+        "fork",
+        "skynet's 10-ary tree with the fork-join API (spindle::fork, rayon's join): \
+         a child no worker took runs inline in its parent's await",
+        1_000_000,
+        100_000,
+        1_000,
+        e_tri,
+        "leaves",
+        NO_KEYS,
+        NONE
+    ),
+    skip_std(w!(
+        "pipeline_1x5",
+        "pipeline",
+        "1 chain of 5 sequential stage tasks",
+        100_000,
+        10_000,
+        160,
+        e_times_5,
+        "pipelines",
+        NO_KEYS,
+        NONE
+    )),
+    skip_std(w!(
+        "pipeline_4x10",
+        "pipeline",
+        "4 concurrent chains of 10 sequential stage tasks",
+        100_000,
+        10_000,
+        160,
+        e_times_10,
+        "pipelines",
+        NO_KEYS,
+        NONE
+    )),
+    skip_std(w!(
+        "pipeline_8x5",
+        "pipeline",
+        "8 concurrent chains of 5 sequential stage tasks",
+        100_000,
+        10_000,
+        160,
+        e_times_5,
+        "pipelines",
+        NO_KEYS,
+        &[coflux(4670.0, "~214 K/s, ~4.67 µs/pipeline (C=8, D=5)")]
+    )),
+    skip_std(w!(
+        "pipeline_8x10",
+        "pipeline",
+        "8 concurrent chains of 10 sequential stage tasks",
+        100_000,
+        10_000,
+        160,
+        e_times_10,
+        "pipelines",
+        NO_KEYS,
+        NONE
+    )),
+    skip_std(w!(
+        "pipeline_16x10",
+        "pipeline",
+        "16 concurrent chains of 10 sequential stage tasks",
+        100_000,
+        10_000,
+        160,
+        e_times_10,
+        "pipelines",
+        NO_KEYS,
+        NONE
+    )),
+    skip_std(w!(
+        "pipeline_8x20",
+        "pipeline",
+        "8 concurrent chains of 20 sequential stage tasks",
+        100_000,
+        10_000,
+        160,
+        e_times_20,
+        "pipelines",
+        NO_KEYS,
+        NONE
+    )),
+];
