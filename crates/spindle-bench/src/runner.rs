@@ -324,6 +324,11 @@ impl Plan {
             _ => self.runs,
         }
     }
+
+    /// Warm-up and counted rounds of `w`'s rows.
+    pub fn rounds_for(&self, w: &Workload) -> u32 {
+        self.warmup + self.runs_for(w)
+    }
 }
 
 /// Checks one run's outcome against what was asked; `Ok` carries the parsed line.
@@ -476,7 +481,6 @@ fn initial_status(plan: &Plan, w: &Workload, p: &Peer) -> Status {
 
 /// Runs the plan; returns one row per (workload, peer that lists it).
 pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
-    let rounds = |w: &Workload| plan.warmup + plan.runs_for(w);
     let total: usize = plan
         .workloads
         .iter()
@@ -485,105 +489,126 @@ pub fn run_suite(plan: &Plan, quiet: bool) -> Vec<Row> {
                 .iter()
                 .filter(|p| initial_status(plan, w, p) == Status::Ok)
                 .count()
-                * rounds(w) as usize
+                * plan.rounds_for(w) as usize
         })
         .sum();
     let mut progress = Progress::new(total, quiet);
     let mut all = Vec::new();
     for &(w, size) in &plan.workloads {
-        let (runs, rounds) = (plan.runs_for(w), rounds(w));
-        let expected = (w.expected)(size, plan.workers);
-        let args = peer_args(w, size, plan.workers);
-        let mut rows: Vec<(PathBuf, Row)> = plan
-            .peers
-            .iter()
-            .map(|p| {
-                let status = initial_status(plan, w, p);
-                let row = Row {
-                    workload: w,
-                    peer: p.name.clone(),
-                    size,
-                    workers: plan.workers,
-                    status,
-                    expected: expected.clone(),
-                    result: None,
-                    ops: None,
-                    samples: Vec::new(),
-                    extra: BTreeMap::new(),
-                    command: command_string(&p.path, &args),
-                };
-                (p.path.clone(), row)
-            })
-            .collect();
-        let done_before = progress.done;
-        let listed = rows.iter().filter(|(_, r)| r.ok()).count();
-        // Per row, the extras of each measured run (beside `row.samples`).
-        let mut extras: Vec<Vec<BTreeMap<String, String>>> = vec![Vec::new(); rows.len()];
-        for round in 0..rounds {
-            // Each round starts one peer further on, so that no peer always
-            // runs first (on a cold cache) or right after the same other.
-            for i in rotated(rows.len(), round as usize) {
-                let ((bin, row), extras) = (&mut rows[i], &mut extras[i]);
-                if !row.ok() {
-                    continue;
-                }
-                let phase = if round < plan.warmup {
-                    "warm-up".to_string()
-                } else {
-                    format!("run {}/{runs}", round - plan.warmup + 1)
-                };
-                progress.step(&format!("{} {} {phase}", w.name, row.peer));
-                let outcome = match run_process(bin, &args, &[], plan.timeout) {
-                    Ok(o) => o,
-                    Err(e) => {
-                        row.status =
-                            Status::Failed(format!("could not start {}: {e}", bin.display()));
-                        continue;
-                    }
-                };
-                match check_run(w, size, plan.workers, &expected, &outcome) {
-                    Ok(line) => {
-                        row.result = Some(line.result.clone());
-                        row.ops = Some(line.ops);
-                        if round >= plan.warmup {
-                            extras.push(line.extra);
-                            row.samples.push(Sample {
-                                ns: line.ns,
-                                wall_ns: outcome.wall_ns,
-                                user_ns: outcome.user_ns,
-                                sys_ns: outcome.sys_ns,
-                                peak_rss_bytes: outcome.peak_rss_bytes,
-                                rss_floor_bytes: outcome.rss_floor_bytes,
-                            });
-                        }
-                    }
-                    Err(status) => {
-                        if let Status::Failed(_) = status {
-                            row.result = parse_result_line(&outcome.stdout).ok().map(|l| l.result);
-                        }
-                        row.status = status;
-                        row.samples.clear();
-                        extras.clear();
-                    }
-                }
-            }
-        }
-        // Rows that stopped early skipped their remaining steps; count them done.
-        progress.done = done_before + listed * rounds as usize;
-        let rows: Vec<Row> = rows
-            .into_iter()
-            .zip(extras)
-            .map(|((_, mut r), mut extras)| {
-                if let Some(i) = median_run(&r.samples) {
-                    r.extra = std::mem::take(&mut extras[i]);
-                }
-                r
-            })
-            .collect();
+        let rows = run_workload(plan, w, size, &mut progress);
         progress.workload_done(w.name, &rows);
         all.extend(rows);
     }
     all
+}
+
+/// One peer's row while its workload runs: the row, the binary it runs,
+/// and the extras of each counted run (beside `row.samples`, index for
+/// index), so that the median run's can be kept.
+struct RowRun {
+    bin: PathBuf,
+    row: Row,
+    extras: Vec<BTreeMap<String, String>>,
+}
+
+impl RowRun {
+    /// Takes one run's outcome: a counted run's time and extras join the
+    /// row; a run that fails its check ends the row, keeping no time.
+    fn record(&mut self, checked: Result<ResultLine, Status>, o: &Outcome, counted: bool) {
+        match checked {
+            Ok(line) => {
+                self.row.result = Some(line.result.clone());
+                self.row.ops = Some(line.ops);
+                if counted {
+                    self.extras.push(line.extra);
+                    self.row.samples.push(Sample {
+                        ns: line.ns,
+                        wall_ns: o.wall_ns,
+                        user_ns: o.user_ns,
+                        sys_ns: o.sys_ns,
+                        peak_rss_bytes: o.peak_rss_bytes,
+                        rss_floor_bytes: o.rss_floor_bytes,
+                    });
+                }
+            }
+            Err(status) => {
+                if let Status::Failed(_) = status {
+                    self.row.result = parse_result_line(&o.stdout).ok().map(|l| l.result);
+                }
+                self.row.status = status;
+                self.row.samples.clear();
+                self.extras.clear();
+            }
+        }
+    }
+
+    /// The finished row, with the extras of its median run.
+    fn finish(mut self) -> Row {
+        if let Some(i) = median_run(&self.row.samples) {
+            self.row.extra = std::mem::take(&mut self.extras[i]);
+        }
+        self.row
+    }
+}
+
+/// Runs one workload on every peer: warm-up and counted rounds, the peers
+/// alternating within each round.
+fn run_workload(plan: &Plan, w: &'static Workload, size: u64, progress: &mut Progress) -> Vec<Row> {
+    let (runs, rounds) = (plan.runs_for(w), plan.rounds_for(w));
+    let expected = (w.expected)(size, plan.workers);
+    let args = peer_args(w, size, plan.workers);
+    let mut rows: Vec<RowRun> = plan
+        .peers
+        .iter()
+        .map(|p| RowRun {
+            bin: p.path.clone(),
+            row: Row {
+                workload: w,
+                peer: p.name.clone(),
+                size,
+                workers: plan.workers,
+                status: initial_status(plan, w, p),
+                expected: expected.clone(),
+                result: None,
+                ops: None,
+                samples: Vec::new(),
+                extra: BTreeMap::new(),
+                command: command_string(&p.path, &args),
+            },
+            extras: Vec::new(),
+        })
+        .collect();
+    let done_before = progress.done;
+    let listed = rows.iter().filter(|r| r.row.ok()).count();
+    for round in 0..rounds {
+        // Each round starts one peer further on, so that no peer always
+        // runs first (on a cold cache) or right after the same other.
+        for i in rotated(rows.len(), round as usize) {
+            let r = &mut rows[i];
+            if !r.row.ok() {
+                continue;
+            }
+            let phase = if round < plan.warmup {
+                "warm-up".to_string()
+            } else {
+                format!("run {}/{runs}", round - plan.warmup + 1)
+            };
+            progress.step(&format!("{} {} {phase}", w.name, r.row.peer));
+            match run_process(&r.bin, &args, &[], plan.timeout) {
+                Ok(o) => {
+                    let checked = check_run(w, size, plan.workers, &expected, &o);
+                    r.record(checked, &o, round >= plan.warmup);
+                }
+                Err(e) => {
+                    r.row.status =
+                        Status::Failed(format!("could not start {}: {e}", r.bin.display()));
+                }
+            }
+        }
+    }
+    // Rows that stopped early skipped their remaining steps; count them done.
+    progress.done = done_before + listed * rounds as usize;
+    rows.into_iter().map(RowRun::finish).collect()
 }
 
 /// `0..len`, starting at `round mod len` and wrapping around.
