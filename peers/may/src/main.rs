@@ -75,6 +75,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+/// live_1m's witness: the tasks alive now and at most (a `static`, so
+/// that the tasks share it without a reference count each).
+static ALIVE: Alive = Alive::new();
+/// sleep_1m's witness: the earliest wake relative to its deadline.
+static LATENESS: Lateness = Lateness::new();
+
 fn main() {
     // A stack May cannot map panics in `generator`; name the usual cause.
     let report = std::panic::take_hook();
@@ -491,7 +497,6 @@ fn spawn_sequential(n: u64) -> u64 {
 /// alive and started; the last to start signals the driver, which then
 /// sends i to coroutine i and sums what the coroutines return.
 fn live(n: u64) -> Measured {
-    let alive = Arc::new(Alive::default());
     let started = Arc::new(AtomicU64::new(0));
     let (all_started, all_started_rx) = mpsc::channel::<()>();
     let start = Instant::now();
@@ -499,15 +504,15 @@ fn live(n: u64) -> Measured {
     let mut handles = Vec::with_capacity(n as usize);
     for _ in 0..n {
         let (tx, rx) = mpsc::channel::<u64>();
-        let (alive, started, all_started) = (alive.clone(), started.clone(), all_started.clone());
+        let (started, all_started) = (started.clone(), all_started.clone());
         senders.push(tx);
         handles.push(go!(move || {
-            alive.enter();
+            ALIVE.enter();
             if started.fetch_add(1, Ordering::AcqRel) + 1 == n {
                 all_started.send(()).unwrap();
             }
             let v = rx.recv().unwrap();
-            alive.leave();
+            ALIVE.leave();
             v
         }));
     }
@@ -519,29 +524,27 @@ fn live(n: u64) -> Measured {
         tx.send(i as u64).unwrap();
     }
     let sum: u64 = handles.into_iter().map(join).sum();
-    Measured::new(sum, start.elapsed()).with("peak_alive", alive.peak())
+    Measured::new(sum, start.elapsed()).with("peak_alive", ALIVE.peak())
 }
 
 /// sleep_1m: n coroutines, coroutine i sleeping `1 + (i mod 100)` ms with
 /// `coroutine::sleep` and returning i; each records how late it woke against
 /// the instant it started sleeping plus its duration.
 fn sleep_all(n: u64) -> Measured {
-    let lateness = Arc::new(Lateness::default());
     let start = Instant::now();
     let handles: Vec<_> = (0..n)
         .map(|i| {
-            let lateness = lateness.clone();
             go!(move || {
                 let d = sleep_duration(i);
                 let slept_at = Instant::now();
                 coroutine::sleep(d);
-                lateness.observe(slept_at + d, Instant::now());
+                LATENESS.observe(slept_at + d, Instant::now());
                 i
             })
         })
         .collect();
     let sum: u64 = handles.into_iter().map(join).sum();
-    Measured::new(sum, start.elapsed()).with("min_lateness_ns", lateness.min_ns())
+    Measured::new(sum, start.elapsed()).with("min_lateness_ns", LATENESS.min_ns())
 }
 
 /// blocking_pressure: 4·W coroutines each call `std::thread::sleep(1 ms)` n

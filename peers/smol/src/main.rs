@@ -68,6 +68,12 @@ use std::time::Instant;
 /// The executor every multi-threaded row runs on.
 static EX: StaticExecutor = StaticExecutor::new();
 
+/// live_1m's witness: the tasks alive now and at most (a `static`, so
+/// that the tasks share it without a reference count each).
+static ALIVE: Alive = Alive::new();
+/// sleep_1m's witness: the earliest wake relative to its deadline.
+static LATENESS: Lateness = Lateness::new();
+
 fn main() {
     run_main("smol", support, run);
 }
@@ -353,7 +359,6 @@ async fn spawn_sequential(n: u64) -> u64 {
 /// task counts itself alive and started; the last to start signals the
 /// driver, which then sends i to task i and sums what the tasks return.
 async fn live(n: u64) -> Measured {
-    let alive = Arc::new(Alive::default());
     let started = Arc::new(AtomicU64::new(0));
     let (all_started, all_started_rx) = async_channel::bounded::<()>(1);
     let start = Instant::now();
@@ -361,15 +366,15 @@ async fn live(n: u64) -> Measured {
     let mut tasks = Vec::with_capacity(n as usize);
     for _ in 0..n {
         let (tx, rx) = async_channel::bounded::<u64>(1);
-        let (alive, started, all_started) = (alive.clone(), started.clone(), all_started.clone());
+        let (started, all_started) = (started.clone(), all_started.clone());
         senders.push(tx);
         tasks.push(EX.spawn(async move {
-            alive.enter();
+            ALIVE.enter();
             if started.fetch_add(1, Ordering::AcqRel) + 1 == n {
                 all_started.try_send(()).unwrap();
             }
             let v = rx.recv().await.unwrap();
-            alive.leave();
+            ALIVE.leave();
             v
         }));
     }
@@ -383,23 +388,21 @@ async fn live(n: u64) -> Measured {
     for t in tasks {
         sum += t.await;
     }
-    Measured::new(sum, start.elapsed()).with("peak_alive", alive.peak())
+    Measured::new(sum, start.elapsed()).with("peak_alive", ALIVE.peak())
 }
 
 /// sleep_1m: n tasks, task i sleeping `1 + (i mod 100)` ms on an
 /// `async_io::Timer` and returning i; each records how late it woke against
 /// the instant it started sleeping plus its duration.
 async fn sleep_all(n: u64) -> Measured {
-    let lateness = Arc::new(Lateness::default());
     let start = Instant::now();
     let tasks: Vec<_> = (0..n)
         .map(|i| {
-            let lateness = lateness.clone();
             EX.spawn(async move {
                 let d = sleep_duration(i);
                 let slept_at = Instant::now();
                 Timer::after(d).await;
-                lateness.observe(slept_at + d, Instant::now());
+                LATENESS.observe(slept_at + d, Instant::now());
                 i
             })
         })
@@ -408,7 +411,7 @@ async fn sleep_all(n: u64) -> Measured {
     for t in tasks {
         sum += t.await;
     }
-    Measured::new(sum, start.elapsed()).with("min_lateness_ns", lateness.min_ns())
+    Measured::new(sum, start.elapsed()).with("min_lateness_ns", LATENESS.min_ns())
 }
 
 /// blocking_pressure: 4·W tasks each call `std::thread::sleep(1 ms)` n times
