@@ -27,7 +27,10 @@ use std::pin::Pin;
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Wake, Waker};
 #[cfg(not(loom))]
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+#[cfg(not(loom))]
+use super::error::{RecvError, RecvTimeoutError};
 
 use crate::loom::{lock, spin_loop, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
 
@@ -240,4 +243,25 @@ pub(crate) fn block_on_until<F: Future>(
             }
         }
     })
+}
+
+/// `now + timeout`, or, where that is past what `Instant` holds (a timeout
+/// of `Duration::MAX`, meaning "no limit"), a deadline a century away: the
+/// `*_timeout` calls then wait as their plain forms do, where adding it to
+/// `Instant::now()` would panic.
+#[cfg(not(loom))]
+pub(crate) fn deadline_after(timeout: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+    let now = Instant::now();
+    now.checked_add(timeout).unwrap_or(now + CENTURY)
+}
+
+/// A receive with a deadline: `None` is the timeout.
+#[cfg(not(loom))]
+pub(super) fn timed_recv<T>(got: Option<Result<T, RecvError>>) -> Result<T, RecvTimeoutError> {
+    match got {
+        Some(Ok(v)) => Ok(v),
+        Some(Err(RecvError)) => Err(RecvTimeoutError::Closed),
+        None => Err(RecvTimeoutError::Timeout),
+    }
 }

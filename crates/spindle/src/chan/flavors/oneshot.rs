@@ -123,7 +123,7 @@ impl<T> Receiver<T> {
     /// Waits for the value from a plain thread, at most `timeout`.
     #[cfg(not(loom))]
     pub fn recv_timeout_blocking(&mut self, timeout: Duration) -> Result<T, RecvTimeoutError> {
-        match blocking::block_on_until(pin!(self), crate::chan::deadline_after(timeout)) {
+        match blocking::block_on_until(pin!(self), crate::chan::blocking::deadline_after(timeout)) {
             Some(Ok(v)) => Ok(v),
             Some(Err(RecvError)) => Err(RecvTimeoutError::Closed),
             None => Err(RecvTimeoutError::Timeout),
