@@ -6,7 +6,7 @@ use std::task::{Context, Poll};
 
 use super::backoff::Backoff;
 use super::error::{RecvError, SendError, TryRecvError, TrySendError};
-use super::flavors::zero;
+use super::flavors::{array, zero};
 use super::select;
 use super::shared::{Chan, Flavor, Seen};
 use super::Policy;
@@ -206,6 +206,9 @@ impl<T> Chan<T> {
         }
     }
 
+    /// One poll of a batch send: places as many items as there is room for,
+    /// wakes the receivers that need it, and registers (then re-checks once)
+    /// when the ring is full. Placed items leave `items` from the front.
     pub(super) fn poll_send_batch(
         &self,
         items: &mut std::collections::VecDeque<T>,
@@ -213,112 +216,139 @@ impl<T> Chan<T> {
         zero_value: &mut Option<T>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), SendError<Vec<T>>>> {
-        let registered = &mut false;
+        if let Flavor::Zero(_) = &self.flavor {
+            return self.poll_send_batch_zero(items, key, zero_value, cx);
+        }
+        let mut registered = false;
         loop {
-            // A rendezvous batch is a run of single offers.
-            if let Flavor::Zero(_) = &self.flavor {
-                if zero_value.is_none() && key.is_none() {
-                    match items.pop_front() {
-                        Some(v) => *zero_value = Some(v),
-                        None => return Poll::Ready(Ok(())),
-                    }
-                }
-                match self.poll_send(zero_value, key, cx, Seen::Nothing) {
-                    Poll::Ready(Ok(())) => continue,
-                    Poll::Ready(Err(SendError(v))) => {
-                        items.push_front(v);
-                        return Poll::Ready(Err(SendError(std::mem::take(items).into())));
-                    }
-                    Poll::Pending => return Poll::Pending,
-                }
+            if items.is_empty() {
+                self.send_done(key);
+                return Poll::Ready(Ok(()));
+            }
+            let Ok(placed) = self.place_batch(items) else {
+                self.send_done(key);
+                return Poll::Ready(Err(SendError(std::mem::take(items).into())));
+            };
+            if placed.receivers_parked {
+                self.recv_waiters
+                    .notify_many(placed.count, self.recv_signal());
             }
             if items.is_empty() {
                 self.send_done(key);
                 return Poll::Ready(Ok(()));
             }
-            // How many were placed, and whether parked receivers need waking;
-            // `Err`: closed.
-            let placed: Result<(usize, bool), ()> = match &self.flavor {
-                Flavor::List(l) => l.push_all(items).map(|n| (n, n > 0)),
-                Flavor::Array(_) if self.policy != Policy::Block => {
-                    // Drop policies never leave an item waiting; `try_send`
-                    // notifies per item.
-                    let mut r = Ok((0, false));
-                    while let Some(v) = items.pop_front() {
-                        if let Err(e) = self.try_send(v) {
-                            items.push_front(e.into_inner());
-                            r = Err(());
-                            break;
-                        }
-                    }
-                    r
-                }
-                Flavor::Array(a) => {
-                    let (mut n, mut receivers_parked) = (0, false);
-                    let mut closed = false;
-                    loop {
-                        match a.push_run(items) {
-                            Err(()) => closed = true,
-                            Ok((0, _)) => {
-                                // Full, or a slot mid-read: one precise try.
-                                let Some(v) = items.pop_front() else { break };
-                                match a.try_push(v) {
-                                    Ok(parked) => {
-                                        n += 1;
-                                        receivers_parked |= parked;
-                                    }
-                                    Err(TrySendError::Full(v)) => {
-                                        items.push_front(v);
-                                        break;
-                                    }
-                                    Err(TrySendError::Closed(v)) => {
-                                        items.push_front(v);
-                                        closed = true;
-                                    }
-                                }
-                            }
-                            Ok((k, parked)) => {
-                                n += k;
-                                receivers_parked |= parked;
-                            }
-                        }
-                        if closed || items.is_empty() {
-                            break;
-                        }
-                    }
-                    // When closed, the close woke every parked receiver.
-                    if closed {
-                        Err(())
-                    } else {
-                        Ok((n, receivers_parked))
-                    }
-                }
-                Flavor::Zero(_) => unreachable!(),
-            };
-            let pushed = match placed {
-                Err(()) => {
-                    self.send_done(key);
-                    return Poll::Ready(Err(SendError(std::mem::take(items).into())));
-                }
-                Ok((n, wake)) => {
-                    if wake {
-                        self.recv_waiters.notify_many(n, self.recv_signal());
-                    }
-                    n
-                }
-            };
-            if items.is_empty() {
-                self.send_done(key);
-                return Poll::Ready(Ok(()));
-            }
-            if pushed == 0 {
-                if *registered {
+            if placed.count == 0 {
+                if registered {
                     return Poll::Pending;
                 }
                 // Register, then re-check on the next round.
                 self.park_send(key, cx.waker());
-                *registered = true;
+                registered = true;
             }
+        }
+    }
+
+    /// A rendezvous batch: a run of single offers, `zero_value` the one in
+    /// flight.
+    fn poll_send_batch_zero(
+        &self,
+        items: &mut std::collections::VecDeque<T>,
+        key: &mut Option<usize>,
+        zero_value: &mut Option<T>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), SendError<Vec<T>>>> {
+        loop {
+            if zero_value.is_none() && key.is_none() {
+                match items.pop_front() {
+                    Some(v) => *zero_value = Some(v),
+                    None => return Poll::Ready(Ok(())),
+                }
+            }
+            match self.poll_send(zero_value, key, cx, Seen::Nothing) {
+                Poll::Ready(Ok(())) => continue,
+                Poll::Ready(Err(SendError(v))) => {
+                    items.push_front(v);
+                    return Poll::Ready(Err(SendError(std::mem::take(items).into())));
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+
+    /// Places items from the front of `items` into a list or ring without
+    /// waiting. `Err(Closed)` when the channel is closed (the close woke
+    /// every parked receiver).
+    fn place_batch(&self, items: &mut std::collections::VecDeque<T>) -> Result<Placed, Closed> {
+        match &self.flavor {
+            Flavor::List(l) => l.push_all(items).map_err(|()| Closed).map(|count| Placed {
+                count,
+                receivers_parked: count > 0,
+            }),
+            Flavor::Array(_) if self.policy != Policy::Block => {
+                // Drop policies never leave an item waiting; `try_send`
+                // notifies per item.
+                while let Some(v) = items.pop_front() {
+                    if let Err(e) = self.try_send(v) {
+                        items.push_front(e.into_inner());
+                        return Err(Closed);
+                    }
+                }
+                Ok(Placed::default())
+            }
+            Flavor::Array(a) => place_in_ring(a, items),
+            Flavor::Zero(_) => unreachable!("a rendezvous batch is sent one offer at a time"),
+        }
+    }
+}
+
+/// What [`Chan::place_batch`] placed.
+#[derive(Default)]
+struct Placed {
+    count: usize,
+    /// Whether a claim saw parked receivers, which then need waking.
+    receivers_parked: bool,
+}
+
+/// The channel was closed while placing a batch.
+struct Closed;
+
+/// Places runs of items into the ring `a` until it is full or `items` is
+/// empty.
+fn place_in_ring<T>(
+    a: &array::Channel<T>,
+    items: &mut std::collections::VecDeque<T>,
+) -> Result<Placed, Closed> {
+    let mut placed = Placed::default();
+    loop {
+        match a.push_run(items) {
+            Err(()) => return Err(Closed),
+            Ok((0, _)) => {
+                // Full, or a slot mid-read: one precise try.
+                let Some(v) = items.pop_front() else {
+                    return Ok(placed);
+                };
+                match a.try_push(v) {
+                    Ok(parked) => {
+                        placed.count += 1;
+                        placed.receivers_parked |= parked;
+                    }
+                    Err(TrySendError::Full(v)) => {
+                        items.push_front(v);
+                        return Ok(placed);
+                    }
+                    Err(TrySendError::Closed(v)) => {
+                        items.push_front(v);
+                        return Err(Closed);
+                    }
+                }
+            }
+            Ok((k, parked)) => {
+                placed.count += k;
+                placed.receivers_parked |= parked;
+            }
+        }
+        if items.is_empty() {
+            return Ok(placed);
         }
     }
 }
