@@ -44,11 +44,12 @@ use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
 use crate::blocking::Pool;
 use crate::loom::{lock, Arc, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::*};
 use crate::task::coop;
-use crate::task::registry::{Key, Registry};
-use crate::task::{JoinHandle, Notified, RawTask, Schedule};
-use std::future::Future;
+use crate::task::registry::Registry;
+use crate::task::{Notified, RawTask};
 use std::time::Duration;
 
+mod schedule;
+pub(crate) use schedule::spawn;
 mod steal;
 mod threads;
 
@@ -222,22 +223,6 @@ impl Shared {
         sites.into_iter().map(|(s, n)| (s.to_string(), n)).collect()
     }
 
-    /// Spawn tracking (`Builder::track_spawns`): registers a new task at
-    /// once, with the caller's location (the user's spawn call: every
-    /// function from there to here is `#[track_caller]`).
-    #[track_caller]
-    fn track(&self, task: &Notified, hint: usize) {
-        if !self.config.track_spawns {
-            return;
-        }
-        let site = std::panic::Location::caller();
-        task.raw().ref_inc(); // the registry's own: the task is not idle
-        match self.registry.insert(task.raw(), hint, Some(site)) {
-            Some(key) => task.set_registered(key),
-            None => task.raw().drop_ref(), // shutting down: not held
-        }
-    }
-
     /// Wakes a sleeping worker unless one is searching already.
     pub(crate) fn notify_parked(&self) {
         if let Some(i) = self.idle.worker_to_notify() {
@@ -279,18 +264,6 @@ impl Shared {
         let pending = !self.inject.is_empty() || self.remotes.iter().any(|r| !r.stealer.is_empty());
         if pending {
             self.notify_parked();
-        }
-    }
-
-    fn schedule_remote(&self, task: Notified) {
-        self.remote_schedules.fetch_add(1, Relaxed);
-        match self.inject.push(task) {
-            Ok(()) => {
-                #[cfg(all(test, not(loom)))]
-                super::after_push::run();
-                self.notify_parked()
-            }
-            Err(task) => task.cancel_now(), // shut down: nobody will run it
         }
     }
 
@@ -375,80 +348,6 @@ impl Owner for Shared {
     }
 }
 
-impl Schedule for Hook<Shared> {
-    fn schedule(&self, task: Notified) {
-        schedule(self, task, Queued::Woken);
-    }
-
-    fn yield_now(&self, task: Notified) {
-        schedule(self, task, Queued::Yielded);
-    }
-
-    fn schedule_queued(&self, task: Notified) {
-        schedule(self, task, Queued::ForThieves);
-    }
-
-    fn register(&self, task: RawTask) -> Option<Key> {
-        let hint = match current_core() {
-            // SAFETY: CORE points to a live context (set by its guard).
-            CoreRef::Multi(w) => unsafe { &*w }.index,
-            _ => 0,
-        };
-        self.registry.insert(task, hint, None)
-    }
-
-    fn unregister(&self, task: RawTask, key: Key) -> bool {
-        self.registry.remove(task, key)
-    }
-}
-
-/// Why a task is being queued (where it goes differs: `schedule_local`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Queued {
-    Spawned,
-    Woken,
-    /// The task woke itself (a yield, a spent budget): to the ring's back.
-    Yielded,
-    /// `wake_queued`: to the ring's back, and an idle worker woken for it.
-    ForThieves,
-}
-
-/// Schedules on this thread's core when it is a worker of `hook`'s
-/// runtime, otherwise through the injector.
-fn schedule(hook: &Hook<Shared>, task: Notified, why: Queued) {
-    if let CoreRef::Multi(w) = current_core() {
-        // SAFETY: CORE points to a live context (set by its guard).
-        let w = unsafe { &*w };
-        if std::ptr::eq(w.shared(), hook.as_ptr()) {
-            return w.schedule_here(task, why);
-        }
-    }
-    // Once in the injector the task may be run and freed by a worker, or
-    // cancelled by a shutdown, before the wake-up below; our own hold keeps
-    // the state alive until it is done (the task's hook may be gone).
-    hook.hold().schedule_remote(task);
-}
-
-/// `Handle::spawn` for this flavour.
-#[track_caller]
-pub(crate) fn spawn<F>(spawner: &Arc<Spawner>, future: F) -> JoinHandle<F::Output>
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    if let CoreRef::Multi(w) = current_core() {
-        // SAFETY: CORE points to a live context (set by its guard).
-        let w = unsafe { &*w };
-        if std::ptr::eq(w.shared(), &*spawner.shared) {
-            return w.spawn(future);
-        }
-    }
-    let (notified, raw) = RawTask::allocate(future, Hook::new(&spawner.shared));
-    spawner.shared.track(&notified, 0);
-    spawner.shared.schedule_remote(notified);
-    JoinHandle::new(raw)
-}
-
 impl WorkerCtx {
     fn new(external: Arc<Spawner>, index: usize) -> WorkerCtx {
         let stack_size = external.shared.config.stack_size;
@@ -506,98 +405,6 @@ impl WorkerCtx {
 
     fn counters(&self) -> &WorkerCounters {
         &self.shared().remotes[self.index].counters
-    }
-
-    #[track_caller]
-    pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        let (notified, raw) = RawTask::allocate(future, self.purse.hook());
-        self.shared().track(&notified, self.index);
-        // Counted by `schedule_local`, inside the borrow; without its core
-        // this thread is no longer the worker, and its spawns go through
-        // the injector uncounted, as from outside.
-        self.schedule_here(notified, Queued::Spawned);
-        JoinHandle::new(raw)
-    }
-
-    /// Schedules on this thread's core if it still has it, else remotely.
-    fn schedule_here(&self, task: Notified, why: Queued) {
-        match self.lent.borrow() {
-            Some(mut core) => self.schedule_local(&mut core, task, why),
-            None => self.shared().schedule_remote(task),
-        }
-    }
-
-    fn schedule_local(&self, core: &mut Core, task: Notified, why: Queued) {
-        bump(&self.counters().local_schedules, 1);
-        if why == Queued::Spawned {
-            bump(&self.counters().spawns, 1);
-        }
-        if why == Queued::ForThieves {
-            self.push_to_ring(&mut core.queue, task);
-            // Work others may steal: wake a sleeper if nobody is searching.
-            self.shared().notify_parked();
-            return;
-        }
-        if why == Queued::Yielded {
-            // Behind the ring's tasks, waking nobody: a yield (the task's
-            // own, or its budget's) asks for this worker's other tasks to
-            // run first, and they are what runs next here. Woken for it, an
-            // idle worker would take one of them and split a pair that
-            // yields every slice across cores. Should this worker's poll
-            // then last, the monitor wakes a sleeper for its ring
-            // (`monitor.rs`).
-            self.push_to_ring(&mut core.queue, task);
-            return;
-        }
-        let mut spilled = false;
-        let queue = &mut core.queue;
-        core.fresh.push(task, |t| {
-            self.push_to_ring(queue, t);
-            spilled = true;
-        });
-        self.note_hidden(core);
-        if spilled {
-            self.shared().notify_parked();
-        } else if why == Queued::Spawned && core.fresh.len() > 1 && self.shared().idle.any_idle() {
-            // Spawned, not woken: a poll that spawns may go on for long (a
-            // fork loop whose children run inline), and its older fresh
-            // tasks must not wait for its end while a worker idles. A
-            // woken task waits for the poll's end (`run_task`): woken by a
-            // message, it is usually its waker's partner, and published at
-            // once the idle worker steals it and splits the pair across
-            // cores (`docs/profiles.md`, select_2).
-            self.publish_fresh(core);
-        }
-    }
-
-    fn push_to_ring(&self, queue: &mut Local, task: Notified) {
-        if queue.push_back(task, &self.shared().inject) {
-            bump(&self.counters().overflows, 1);
-        }
-    }
-
-    /// Moves every fresh task but the top one to the ring, where idle
-    /// workers can steal them, and wakes one if nobody is searching.
-    fn publish_fresh(&self, core: &mut Core) {
-        while let Some(task) = core.fresh.pop_below_top() {
-            self.push_to_ring(&mut core.queue, task);
-        }
-        self.note_hidden(core);
-        self.shared().notify_parked();
-    }
-
-    /// Tells the monitor whether fresh tasks are hidden from other workers
-    /// now (`WorkerCounters::hides_fresh`; the top one too: it waits for
-    /// the poll's end). Called wherever the fresh stack grows or is
-    /// published; where it shrinks otherwise, a stale `true` is harmless.
-    fn note_hidden(&self, core: &Core) {
-        self.counters()
-            .hides_fresh
-            .store(!core.fresh.is_empty(), Relaxed);
     }
 
     /// The run loop; returns the core at shutdown, or `None` once this

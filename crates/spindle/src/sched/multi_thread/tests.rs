@@ -1,6 +1,7 @@
 //! Unit tests of the multi-thread scheduler: hand-offs of a core to a new
 //! thread, and which queuing wakes a sleeping worker.
 
+use super::schedule::Queued;
 use super::*;
 
 thread_local! {
