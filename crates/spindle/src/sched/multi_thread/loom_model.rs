@@ -2,8 +2,10 @@
 //! pieces: a retake racing a spawn, and the sleep/wake protocol (`idle.rs`,
 //! `docs/sleep-wake.md`): a task pushed while workers go to sleep is run.
 
-use super::*;
-use crate::loom::AtomicUsize;
+use super::shared::test_build;
+use super::{external_spawner, spawn, Core, Shared, Spawner, WorkerCtx};
+use crate::loom::{lock, Arc, AtomicUsize, Ordering::SeqCst};
+use crate::sched::{CoreGuard, CoreRef};
 use loom::thread;
 
 /// Runs one worker's real loop pieces until it has run `want` tasks.

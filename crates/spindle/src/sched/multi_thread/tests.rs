@@ -2,7 +2,12 @@
 //! thread, and which queuing wakes a sleeping worker.
 
 use super::schedule::Queued;
-use super::*;
+use super::shared::test_build;
+use super::{external_spawner, Shared, WorkerCtx};
+use crate::loom::{Arc, Ordering::Relaxed};
+use crate::sched::lent::Lent;
+use crate::sched::HandleInner;
+use std::time::Duration;
 
 thread_local! {
     /// Makes `Shared::worker_thread` fail on this thread, as when the

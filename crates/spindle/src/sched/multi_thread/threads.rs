@@ -6,7 +6,8 @@
 //! A hand-off gets its thread first and takes the core second: a refused
 //! thread leaves the core untouched with its owner (`Shared::hand_off`).
 
-use super::{external_spawner, run_worker, Core, Shared, WorkerCtx};
+use super::worker::run_worker;
+use super::{external_spawner, Core, Shared, WorkerCtx};
 use crate::loom::{lock, Arc, Ordering::Relaxed};
 use crate::sched::lent::Lent;
 
