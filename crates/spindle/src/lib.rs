@@ -14,7 +14,7 @@
 //! ```
 //!
 //! - Tasks are stackless futures in one allocation each (`task/`), scheduled
-//!   by a work-stealing scheduler (`sched/multi_thread.rs`) or on the calling
+//!   by a work-stealing scheduler (`sched/multi_thread/`) or on the calling
 //!   thread (`sched/current_thread.rs`). Task memory comes from a slab that
 //!   keeps what it took for later tasks: a process that once held a
 //!   million small tasks at once keeps ~72 MB for them, never returned to

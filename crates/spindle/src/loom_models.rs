@@ -12,8 +12,9 @@
 //!   and the joiner's exclusive run (`State::claim_alone`) racing a waker
 //!   its poll handed to another thread.
 //! - `park_*`: the sleep/wake protocol of `idle.rs` through the real worker
-//!   loop pieces (`multi_thread.rs`): a task pushed while a worker goes to
-//!   sleep is never stranded (a lost wake-up shows as a loom deadlock).
+//!   loop pieces (`sched/multi_thread/loom_model.rs`): a task pushed while
+//!   a worker goes to sleep is never stranded (a lost wake-up shows as a
+//!   loom deadlock).
 
 use crate::loom::{lock, Arc, AtomicUsize, Mutex, Ordering::SeqCst};
 use crate::task::registry::Key;

@@ -1,4 +1,4 @@
-//! Schedulers: the multi-thread work-stealing one (`multi_thread.rs`) and the
+//! Schedulers: the multi-thread work-stealing one (`multi_thread/`) and the
 //! current-thread one (`current_thread.rs`), with what they share: the local
 //! ring (`queue.rs`), the injector (`inject.rs`), the sleep/wake protocol
 //! (`idle.rs`, `park.rs`) and metrics (`metrics.rs`).
