@@ -59,7 +59,7 @@
 
 use super::diagnostics::StallReport;
 use super::lent::Lent;
-use super::multi_thread::Shared;
+use super::multi_thread::{Remote, Shared};
 use crate::loom::{lock, Arc, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
@@ -83,115 +83,168 @@ const HOG_CONFIRM: u32 = 3;
 
 /// The monitor thread's body; returns at runtime shutdown.
 pub(crate) fn run(shared: Arc<Shared>) {
-    let threshold = shared.config.handoff_after;
-    let busy_round = threshold.map_or(BUSY_ROUND, |t| (t / 2).clamp(MIN_ROUND, BUSY_ROUND));
-    let n = shared.remotes().len();
-    // Per worker: the poll count last seen and since when it has not moved.
-    let mut seen = vec![(u64::MAX, Instant::now()); n];
-    // Per stuck worker: when its CPU time was first sampled, and that time.
-    let mut probe: Vec<Option<(Instant, u64)>> = vec![None; n];
-    // Per stuck worker: rounds in a row its queued work looked out of reach.
-    let mut unreachable_rounds = vec![0u32; n];
-    // Per worker: its ring's `taken` count last round.
-    let mut ring_taken = vec![0u32; n];
-    // This round's look at each worker: its thread's lending slot, whether a
-    // core is lent there, and its poll count.
-    let mut sampled: Vec<(Arc<Lent>, bool, u64)> = Vec::with_capacity(n);
-    let mut round = busy_round;
-    let mut stall = Stall::default();
-    let mut turns = shared.driver.turns();
-    while !shared.is_shutdown() {
-        shared.slow_polls.calibrate();
-        // A long round only while every worker sleeps; one waking wakes us
-        // (`doze.rs`), and the next round is a busy one.
-        let short = busy_round * BUSY_BACKOFF;
-        let dozing = round > short && shared.monitor_may_doze();
-        shared
-            .monitor
-            .park_timeout(Some(if dozing { round } else { round.min(short) }));
-        if shared.is_shutdown() {
+    let mut monitor = Monitor::new(shared);
+    while !monitor.shared.is_shutdown() {
+        if !monitor.sleep() {
             break;
         }
-        if dozing && shared.doze.end() {
-            round = busy_round;
-        }
         let now = Instant::now();
-        let mut busy = false;
-        // A worker inside the same poll as last round (maybe blocked).
-        let mut lingering = false;
-        // (Emptied by the `drain` below each round.)
-        sampled.extend(shared.remotes().iter().map(|r| {
-            let active = lock(&r.active).clone();
-            let lent = active.is_lent();
-            (active, lent, r.counters.polls.load(Relaxed))
-        }));
-        // Every worker inside the same poll as last round: nobody else can
-        // take anything over.
-        let all_stuck = sampled
-            .iter()
-            .enumerate()
-            .all(|(i, &(_, lent, polls))| lent && polls == seen[i].0);
-        for (i, (remote, (active, lent, polls))) in
-            shared.remotes().iter().zip(sampled.drain(..)).enumerate()
-        {
-            let (waiting, taken) = remote.ring();
-            let ring_untouched = waiting > 0 && taken == ring_taken[i];
-            ring_taken[i] = taken;
-            if !lent || polls != seen[i].0 {
-                seen[i] = (polls, now);
-                probe[i] = None;
-                unreachable_rounds[i] = 0;
-                busy |= lent;
-                continue;
-            }
-            busy = true;
-            lingering = true;
-            let hides = remote.counters.hides_fresh.load(Relaxed);
-            if hides {
-                remote.want_visit(polls);
-            }
-            if (waiting > 0 || hides) && shared.sleeping_workers() > 0 {
-                // Tasks behind a poll that has lasted a round: wake a
-                // sleeper, which steals them from the ring, or takes the
-                // fresh ones (`WorkerCtx::steal_hidden`).
-                shared.notify_parked();
-            }
-            let stuck = now - seen[i].1;
-            let due = match threshold {
-                Some(t) if stuck >= t => {
-                    let blocked = match (probe[i], active.owner_activity()) {
-                        (_, None) => true, // cannot tell: treat as blocked
-                        (None, Some(a)) => {
-                            probe[i] = Some((now, a.cpu_ns));
-                            false
-                        }
-                        (Some((t0, cpu0)), Some(a)) => {
-                            // Mostly off-CPU since the first sample, and not
-                            // waiting for one now.
-                            let ran = a.cpu_ns.saturating_sub(cpu0) as u128;
-                            !a.runnable && ran < (now - t0).as_nanos() / 2
-                        }
-                    };
-                    // Busy this long: hand off only what others cannot reach.
-                    let unreachable = &mut unreachable_rounds[i];
-                    if ring_untouched || all_stuck {
-                        *unreachable += 1;
-                    } else {
-                        *unreachable = 0;
-                    }
-                    blocked || (stuck >= t * HOG_FACTOR && *unreachable >= HOG_CONFIRM)
-                }
-                _ => false,
-            };
-            if due && Shared::retake(&shared, i) {
-                seen[i] = (polls, now);
-                probe[i] = None;
-                unreachable_rounds[i] = 0;
-            }
+        let pace = monitor.watch_workers(now);
+        monitor.turn_driver();
+        monitor.stall.check(&monitor.shared, now);
+        monitor.next_round(pace);
+    }
+}
+
+/// The monitor's state between rounds.
+struct Monitor {
+    shared: Arc<Shared>,
+    /// `Config::handoff_after`.
+    threshold: Option<Duration>,
+    /// The round while workers are busy (`handoff_after / 2`, within
+    /// `MIN_ROUND..=BUSY_ROUND`).
+    busy_round: Duration,
+    /// The next round's length.
+    round: Duration,
+    /// What the monitor remembers of each worker, by index.
+    workers: Vec<WorkerWatch>,
+    /// This round's look at each worker (emptied by `watch_workers` each
+    /// round).
+    sampled: Vec<Sample>,
+    stall: Stall,
+    /// The driver's turn count after the monitor's last look.
+    turns: u64,
+}
+
+/// What the monitor remembers of one worker between rounds.
+#[derive(Clone)]
+struct WorkerWatch {
+    /// The poll count last seen.
+    polls: u64,
+    /// Since when `polls` has not moved.
+    since: Instant,
+    /// While stuck: its thread's CPU time when first sampled.
+    probe: Option<CpuProbe>,
+    /// While stuck: rounds in a row its queued work looked out of reach.
+    unreachable_rounds: u32,
+    /// Its ring's `taken` count last round.
+    ring_taken: u32,
+}
+
+/// A stuck worker's thread CPU time, and when it was read.
+#[derive(Clone, Copy)]
+struct CpuProbe {
+    at: Instant,
+    cpu_ns: u64,
+}
+
+/// One round's look at a worker.
+struct Sample {
+    /// Its thread's lending slot.
+    active: Arc<Lent>,
+    /// Whether a core is lent there (a task is running).
+    lent: bool,
+    /// Its poll count.
+    polls: u64,
+}
+
+/// What a round saw of the workers, least busy first; a round's is its
+/// busiest worker's.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Pace {
+    /// Not running a task.
+    Idle,
+    /// Running tasks, each poll a new one since the last round.
+    Busy,
+    /// Inside the same poll as last round (maybe blocked).
+    Lingering,
+}
+
+/// What every worker's look in a round shares.
+struct Round<'a> {
+    shared: &'a Arc<Shared>,
+    threshold: Option<Duration>,
+    now: Instant,
+    /// Every worker inside the same poll as last round: nobody else can
+    /// take anything over.
+    all_stuck: bool,
+}
+
+impl Monitor {
+    fn new(shared: Arc<Shared>) -> Monitor {
+        let threshold = shared.config.handoff_after;
+        let busy_round = threshold.map_or(BUSY_ROUND, |t| (t / 2).clamp(MIN_ROUND, BUSY_ROUND));
+        let n = shared.remotes().len();
+        let workers = vec![WorkerWatch::new(Instant::now()); n];
+        let turns = shared.driver.turns();
+        Monitor {
+            threshold,
+            busy_round,
+            round: busy_round,
+            workers,
+            sampled: Vec::with_capacity(n),
+            stall: Stall::default(),
+            turns,
+            shared,
         }
+    }
+
+    /// Sleeps until the next round; `false` at shutdown. A long round only
+    /// while every worker sleeps; one waking wakes us (`doze.rs`), and the
+    /// next round is a busy one.
+    fn sleep(&mut self) -> bool {
+        let shared = &self.shared;
+        shared.slow_polls.calibrate();
+        let short = self.busy_round * BUSY_BACKOFF;
+        let dozing = self.round > short && shared.monitor_may_doze();
+        shared.monitor.park_timeout(Some(if dozing {
+            self.round
+        } else {
+            self.round.min(short)
+        }));
+        if shared.is_shutdown() {
+            return false;
+        }
+        if dozing && shared.doze.end() {
+            self.round = self.busy_round;
+        }
+        true
+    }
+
+    /// Looks at every worker (`WorkerWatch::look`); returns the round's pace.
+    fn watch_workers(&mut self, now: Instant) -> Pace {
+        let shared = &self.shared;
+        self.sampled.extend(shared.remotes().iter().map(Sample::of));
+        let all_stuck = self
+            .sampled
+            .iter()
+            .zip(&self.workers)
+            .all(|(s, w)| s.lent && s.polls == w.polls);
+        let round = Round {
+            shared,
+            threshold: self.threshold,
+            now,
+            all_stuck,
+        };
+        let mut pace = Pace::Idle;
+        for (i, (remote, sample)) in shared
+            .remotes()
+            .iter()
+            .zip(self.sampled.drain(..))
+            .enumerate()
+        {
+            pace = pace.max(self.workers[i].look(&round, i, remote, sample));
+        }
+        pace
+    }
+
+    /// Serves due timers and ready I/O when nobody took a turn at the
+    /// driver since the last round.
+    fn turn_driver(&mut self) {
+        let shared = &self.shared;
         // Served by somebody else since the last round: nothing to do (a
         // zero-timeout epoll_wait every round is measurable under I/O load).
-        if shared.driver.turns() == turns && shared.driver.has_work() {
+        if shared.driver.turns() == self.turns && shared.driver.has_work() {
             if let Some(driver) = shared.driver.try_lock() {
                 driver.poll_now();
                 driver.dispatch();
@@ -199,15 +252,125 @@ pub(crate) fn run(shared: Arc<Shared>) {
                 shared.after_monitor_turn();
             }
         }
-        turns = shared.driver.turns(); // our own turn included
-        stall.check(&shared, now);
-        round = if lingering {
-            busy_round
-        } else if busy {
-            (round * 2).clamp(busy_round, busy_round * BUSY_BACKOFF)
-        } else {
-            (round * 2).min(MAX_ROUND)
+        self.turns = shared.driver.turns(); // our own turn included
+    }
+
+    /// The next round: a busy one while a worker lingers in a poll, growing
+    /// up to `BUSY_BACKOFF` busy rounds while workers are busy, up to
+    /// `MAX_ROUND` while all are idle.
+    fn next_round(&mut self, pace: Pace) {
+        self.round = match pace {
+            Pace::Lingering => self.busy_round,
+            Pace::Busy => (self.round * 2).clamp(self.busy_round, self.busy_round * BUSY_BACKOFF),
+            Pace::Idle => (self.round * 2).min(MAX_ROUND),
         };
+    }
+}
+
+impl Sample {
+    fn of(remote: &Remote) -> Sample {
+        let active = lock(&remote.active).clone();
+        let lent = active.is_lent();
+        Sample {
+            active,
+            lent,
+            polls: remote.counters.polls.load(Relaxed),
+        }
+    }
+}
+
+impl WorkerWatch {
+    fn new(now: Instant) -> WorkerWatch {
+        WorkerWatch {
+            polls: u64::MAX,
+            since: now,
+            probe: None,
+            unreachable_rounds: 0,
+            ring_taken: 0,
+        }
+    }
+
+    /// This round's look at worker `index`: wakes a sleeper for what waits
+    /// behind a poll that has lasted a round, and hands its core to a new
+    /// thread when due.
+    fn look(&mut self, round: &Round<'_>, index: usize, remote: &Remote, sample: Sample) -> Pace {
+        let (waiting, taken) = remote.ring();
+        let ring_untouched = waiting > 0 && taken == self.ring_taken;
+        self.ring_taken = taken;
+        if !sample.lent || sample.polls != self.polls {
+            self.restart(sample.polls, round.now);
+            return if sample.lent { Pace::Busy } else { Pace::Idle };
+        }
+        wake_for_queued(round.shared, remote, sample.polls, waiting);
+        let out_of_reach = ring_untouched || round.all_stuck;
+        if self.hand_off_due(round, &sample.active, out_of_reach)
+            && Shared::retake(round.shared, index)
+        {
+            self.restart(sample.polls, round.now);
+        }
+        Pace::Lingering
+    }
+
+    /// A new poll (or none): its clock starts now.
+    fn restart(&mut self, polls: u64, now: Instant) {
+        self.polls = polls;
+        self.since = now;
+        self.probe = None;
+        self.unreachable_rounds = 0;
+    }
+
+    /// Whether the core is due for a hand-off: inside one poll for the
+    /// threshold and blocked, or busy `HOG_FACTOR` times as long with what
+    /// waits behind it out of others' reach (`out_of_reach`: its ring
+    /// untouched, or every worker inside a long poll) `HOG_CONFIRM` rounds
+    /// in a row.
+    fn hand_off_due(&mut self, round: &Round<'_>, active: &Lent, out_of_reach: bool) -> bool {
+        let stuck = round.now - self.since;
+        let Some(t) = round.threshold.filter(|&t| stuck >= t) else {
+            return false;
+        };
+        let blocked = self.is_blocked(active, round.now);
+        // Busy this long: hand off only what others cannot reach.
+        if out_of_reach {
+            self.unreachable_rounds += 1;
+        } else {
+            self.unreachable_rounds = 0;
+        }
+        blocked || (stuck >= t * HOG_FACTOR && self.unreachable_rounds >= HOG_CONFIRM)
+    }
+
+    /// Whether the thread inside the poll is blocked: mostly off-CPU since
+    /// the first sample, and not waiting for one now. The first call only
+    /// samples (`false`); a thread that cannot be read counts as blocked.
+    fn is_blocked(&mut self, active: &Lent, now: Instant) -> bool {
+        match (self.probe, active.owner_activity()) {
+            (_, None) => true, // cannot tell: treat as blocked
+            (None, Some(a)) => {
+                self.probe = Some(CpuProbe {
+                    at: now,
+                    cpu_ns: a.cpu_ns,
+                });
+                false
+            }
+            (Some(p), Some(a)) => {
+                let ran = a.cpu_ns.saturating_sub(p.cpu_ns) as u128;
+                !a.runnable && ran < (now - p.at).as_nanos() / 2
+            }
+        }
+    }
+}
+
+/// Tasks behind a poll that has lasted a round (`waiting` in the ring, or
+/// fresh ones hidden): wakes a sleeper, which steals them from the ring,
+/// or takes the fresh ones (`WorkerCtx::steal_hidden`) from the poll named
+/// here.
+fn wake_for_queued(shared: &Shared, remote: &Remote, polls: u64, waiting: usize) {
+    let hides = remote.counters.hides_fresh.load(Relaxed);
+    if hides {
+        remote.want_visit(polls);
+    }
+    if (waiting > 0 || hides) && shared.sleeping_workers() > 0 {
+        shared.notify_parked();
     }
 }
 

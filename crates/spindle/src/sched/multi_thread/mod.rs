@@ -44,5 +44,6 @@ mod loom_model;
 mod tests;
 
 pub(crate) use schedule::spawn;
+pub(super) use shared::Remote;
 pub(crate) use shared::{build, external_spawner, Config, Shared, Spawner};
 pub(crate) use worker::{Core, WorkerCtx};
