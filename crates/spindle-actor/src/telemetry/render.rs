@@ -68,47 +68,64 @@ pub(crate) fn json(s: &Snapshot) -> String {
         if i > 0 {
             o.push(',');
         }
-        let _ = write!(
-            o,
-            "{{\"name\":{},\"mode\":{},\"status\":{},\"restarts\":{},\"polls\":{},\"busy_pct\":{},\"busy_s\":{},\"last_failure\":{}}}",
-            json_str(&a.name),
-            json_str(&a.mode),
-            json_str(a.status),
-            a.restarts,
-            a.polls,
-            num(a.busy_pct),
-            num(a.busy_seconds),
-            opt_str(&a.last_failure)
-        );
+        json_actor(&mut o, a);
     }
     o.push_str("],\"channels\":[");
     for (i, c) in s.channels.iter().enumerate() {
         if i > 0 {
             o.push(',');
         }
-        let _ = write!(
-            o,
-            "{{\"name\":{},\"from\":{},\"to\":{},\"capacity\":{},\"batch\":{},\"sent\":{},\"taken\":{},\"dead_letters\":{},\"closed\":{},\"rate\":{},\"rate_window\":{},\"fill_pct\":{{\"p50\":{},\"p80\":{},\"p99\":{}}}}}",
-            json_str(&c.name),
-            json_str(&c.from),
-            json_str(&c.to),
-            c.capacity,
-            c.batch,
-            c.sent,
-            c.taken,
-            c.dead_letters,
-            c.closed,
-            num(c.rate),
-            num(c.rate_window),
-            num(c.fill_pct[0]),
-            num(c.fill_pct[1]),
-            num(c.fill_pct[2])
-        );
+        json_channel(&mut o, c);
     }
-    let rt = &s.runtime;
+    o.push_str("],\"runtime\":");
+    json_runtime(&mut o, &s.runtime);
+    o.push('}');
+    o
+}
+
+/// One actor's object in `/api/graph.json`.
+fn json_actor(o: &mut String, a: &ActorSnap) {
     let _ = write!(
         o,
-        "],\"runtime\":{{\"flavor\":{},\"workers\":{},\"polls\":{},\"spawns\":{},\"steals\":{},\"parks\":{},\"injector_depth\":{},\"registered_tasks\":{},\"sleeping_workers\":{}}}}}",
+        "{{\"name\":{},\"mode\":{},\"status\":{},\"restarts\":{},\"polls\":{},\"busy_pct\":{},\"busy_s\":{},\"last_failure\":{}}}",
+        json_str(&a.name),
+        json_str(&a.mode),
+        json_str(a.status),
+        a.restarts,
+        a.polls,
+        num(a.busy_pct),
+        num(a.busy_seconds),
+        opt_str(&a.last_failure)
+    );
+}
+
+/// One channel's object in `/api/graph.json`.
+fn json_channel(o: &mut String, c: &ChannelSnap) {
+    let _ = write!(
+        o,
+        "{{\"name\":{},\"from\":{},\"to\":{},\"capacity\":{},\"batch\":{},\"sent\":{},\"taken\":{},\"dead_letters\":{},\"closed\":{},\"rate\":{},\"rate_window\":{},\"fill_pct\":{{\"p50\":{},\"p80\":{},\"p99\":{}}}}}",
+        json_str(&c.name),
+        json_str(&c.from),
+        json_str(&c.to),
+        c.capacity,
+        c.batch,
+        c.sent,
+        c.taken,
+        c.dead_letters,
+        c.closed,
+        num(c.rate),
+        num(c.rate_window),
+        num(c.fill_pct[0]),
+        num(c.fill_pct[1]),
+        num(c.fill_pct[2])
+    );
+}
+
+/// The runtime's object in `/api/graph.json`: totals over the workers.
+fn json_runtime(o: &mut String, rt: &spindle::RuntimeMetrics) {
+    let _ = write!(
+        o,
+        "{{\"flavor\":{},\"workers\":{},\"polls\":{},\"spawns\":{},\"steals\":{},\"parks\":{},\"injector_depth\":{},\"registered_tasks\":{},\"sleeping_workers\":{}}}",
         json_str(rt.flavor),
         rt.workers.len(),
         rt.total(|w| w.polls),
@@ -119,7 +136,6 @@ pub(crate) fn json(s: &Snapshot) -> String {
         rt.registered_tasks,
         rt.sleeping_workers
     );
-    o
 }
 
 fn dot_str(s: &str) -> String {
