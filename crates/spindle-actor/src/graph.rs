@@ -283,49 +283,19 @@ impl Graph {
     fn start_with(
         mut self,
         rt: &spindle::Handle,
-        mut spawn: impl FnMut(String, Box<dyn FnOnce() + Send>) -> std::io::Result<JoinHandle<()>>,
+        mut spawn: impl FnMut(String, ThreadMain) -> std::io::Result<JoinHandle<()>>,
     ) -> Result<RunningGraph, GraphError> {
         self.check()?;
         let server = match &self.telemetry {
             Some(cfg) => Some(telemetry::bind(cfg)?),
             None => None,
         };
-        let shared = Arc::new(GraphShared {
-            name: self.name.clone(),
-            actors: self.actors.iter().map(|a| a.cell.clone()).collect(),
-            channels: self.channels.clone(),
-            stopping: AtomicBool::new(false),
-            stop_request: Mutex::new(None),
-            live: AtomicUsize::new(self.actors.len()),
-            done_lock: Mutex::new(()),
-            done_cv: Condvar::new(),
-            done_wakers: Mutex::new(Vec::new()),
-            failures: Mutex::new(Vec::new()),
-            started: Instant::now(),
-            rt: rt.clone(),
-        });
-        let mut teams: Vec<(String, Vec<Supervised>)> = Vec::new();
-        let mut threads = Vec::new();
-        let mut tasks = Vec::new();
-        for spec in self.actors.drain(..) {
-            let mode = spec.cell.mode.clone();
-            let s = Supervised::new(
-                spec.cell,
-                shared.clone(),
-                spec.inputs,
-                spec.outputs,
-                spec.factory,
-                spec.policy,
-            );
-            match mode {
-                RunMode::Task => tasks.push(s),
-                RunMode::Team(t) => match teams.iter_mut().find(|(n, _)| *n == t) {
-                    Some((_, v)) => v.push(s),
-                    None => teams.push((t, vec![s])),
-                },
-                RunMode::OwnThread => threads.push(s),
-            }
-        }
+        let shared = self.shared_state(rt);
+        let Placed {
+            tasks,
+            teams,
+            threads,
+        } = self.place(&shared);
         let telemetry = match server {
             Some(s) => Some(telemetry::serve(s, shared.clone())?),
             None => None,
@@ -333,18 +303,7 @@ impl Graph {
         let mut joins = Vec::new();
         let mut threads = threads.into_iter();
         while let Some(s) = threads.next() {
-            let name = format!("actor-{}", s.actor_name());
-            let actor = s.actor_name().to_string();
-            let spawned = spawn(
-                name,
-                Box::new(move || {
-                    let rt = spindle::Builder::new_current_thread()
-                        .build()
-                        .expect("current-thread runtime");
-                    rt.block_on(s);
-                }),
-            );
-            match spawned {
+            match start_own_thread(s, &mut spawn) {
                 Ok(j) => joins.push(j),
                 Err(e) => {
                     // Keep the promise that nothing runs: ask the started
@@ -359,10 +318,7 @@ impl Graph {
                     if let Some(server) = telemetry {
                         server.stop();
                     }
-                    return Err(GraphError::Thread {
-                        actor,
-                        reason: e.to_string(),
-                    });
+                    return Err(e);
                 }
             }
         }
@@ -374,6 +330,87 @@ impl Graph {
         }
         Ok(RunningGraph::new(shared, telemetry, joins))
     }
+
+    /// The running graph's shared state, every actor live.
+    fn shared_state(&self, rt: &spindle::Handle) -> Arc<GraphShared> {
+        Arc::new(GraphShared {
+            name: self.name.clone(),
+            actors: self.actors.iter().map(|a| a.cell.clone()).collect(),
+            channels: self.channels.clone(),
+            stopping: AtomicBool::new(false),
+            stop_request: Mutex::new(None),
+            live: AtomicUsize::new(self.actors.len()),
+            done_lock: Mutex::new(()),
+            done_cv: Condvar::new(),
+            done_wakers: Mutex::new(Vec::new()),
+            failures: Mutex::new(Vec::new()),
+            started: Instant::now(),
+            rt: rt.clone(),
+        })
+    }
+
+    /// Takes every actor out of the builder, supervised, sorted by where it
+    /// runs; teams keep the order in which they were first named.
+    fn place(&mut self, shared: &Arc<GraphShared>) -> Placed {
+        let mut placed = Placed {
+            tasks: Vec::new(),
+            teams: Vec::new(),
+            threads: Vec::new(),
+        };
+        for spec in self.actors.drain(..) {
+            let mode = spec.cell.mode.clone();
+            let s = Supervised::new(
+                spec.cell,
+                shared.clone(),
+                spec.inputs,
+                spec.outputs,
+                spec.factory,
+                spec.policy,
+            );
+            match mode {
+                RunMode::Task => placed.tasks.push(s),
+                RunMode::Team(t) => match placed.teams.iter_mut().find(|(n, _)| *n == t) {
+                    Some((_, v)) => v.push(s),
+                    None => placed.teams.push((t, vec![s])),
+                },
+                RunMode::OwnThread => placed.threads.push(s),
+            }
+        }
+        placed
+    }
+}
+
+/// What an own-thread actor's thread runs.
+type ThreadMain = Box<dyn FnOnce() + Send>;
+
+/// The supervised actors of a starting graph, by where they run.
+struct Placed {
+    /// One task each on the graph's runtime.
+    tasks: Vec<Supervised>,
+    /// Each team's name and members: one task per team.
+    teams: Vec<(String, Vec<Supervised>)>,
+    /// A thread each, with a current-thread runtime of its own.
+    threads: Vec<Supervised>,
+}
+
+/// Starts an own-thread actor on a thread made by `spawn`, running it on
+/// a current-thread runtime of its own.
+fn start_own_thread(
+    s: Supervised,
+    spawn: &mut impl FnMut(String, ThreadMain) -> std::io::Result<JoinHandle<()>>,
+) -> Result<JoinHandle<()>, GraphError> {
+    let name = format!("actor-{}", s.actor_name());
+    let actor = s.actor_name().to_string();
+    let main: ThreadMain = Box::new(move || {
+        let rt = spindle::Builder::new_current_thread()
+            .build()
+            .expect("current-thread runtime");
+        rt.block_on(s);
+    });
+    spawn(name, main).map_err(|e| GraphError::Thread {
+        actor,
+        reason: e.to_string(),
+    })
 }
 
 impl fmt::Debug for Graph {
