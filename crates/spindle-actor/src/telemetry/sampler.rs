@@ -14,7 +14,9 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use crate::actor::ActorCell;
 use crate::graph::GraphShared;
+use crate::port::ChannelInfo;
 
 struct Sample {
     at: Instant,
@@ -129,74 +131,18 @@ impl Sampler {
 
     pub(crate) fn snapshot(&self, g: &GraphShared) -> Snapshot {
         let now = take(g);
-        let second = self.back(Duration::from_secs(1));
         let oldest = self.samples.front();
-        let per_sec = |new: u64, old: u64, dt: Duration| {
-            if dt.is_zero() {
-                0.0
-            } else {
-                new.saturating_sub(old) as f64 / dt.as_secs_f64()
-            }
-        };
         let channels = g
             .channels
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                let (sent, _) = now.chans[i];
-                let taken = c.taken();
-                let cap = c.capacity().max(1) as f64;
-                let mut fills: Vec<f64> = self
-                    .samples
-                    .iter()
-                    .map(|s| s.chans[i].1 as f64 * 100.0 / cap)
-                    .collect();
-                fills.push(now.chans[i].1 as f64 * 100.0 / cap);
-                ChannelSnap {
-                    name: c.name().to_string(),
-                    from: c.writer().map(|a| a.name.clone()).unwrap_or_default(),
-                    to: c.reader().map(|a| a.name.clone()).unwrap_or_default(),
-                    capacity: c.capacity(),
-                    batch: c.batch(),
-                    sent,
-                    taken,
-                    dead_letters: c.dead_letters(),
-                    closed: c.is_closed(),
-                    rate: second.map_or(0.0, |s| per_sec(sent, s.chans[i].0, now.at - s.at)),
-                    rate_window: oldest.map_or(0.0, |s| per_sec(sent, s.chans[i].0, now.at - s.at)),
-                    fill_pct: [
-                        quantile(&mut fills, 0.5),
-                        quantile(&mut fills, 0.8),
-                        quantile(&mut fills, 0.99),
-                    ],
-                }
-            })
+            .map(|(i, c)| self.channel(&now, i, c.as_ref()))
             .collect();
         let actors = g
             .actors
             .iter()
             .enumerate()
-            .map(|(i, a)| {
-                let busy = now.busy[i];
-                let pct = second.map_or(0.0, |s| {
-                    let dt = (now.at - s.at).as_nanos() as f64;
-                    if dt == 0.0 {
-                        0.0
-                    } else {
-                        (busy.saturating_sub(s.busy[i]) as f64 * 100.0 / dt).min(100.0)
-                    }
-                });
-                ActorSnap {
-                    name: a.name.clone(),
-                    mode: a.mode.to_string(),
-                    status: a.status().as_str(),
-                    restarts: a.restarts.load(Ordering::Relaxed),
-                    polls: a.polls.load(Ordering::Relaxed),
-                    busy_seconds: busy as f64 / 1e9,
-                    busy_pct: pct,
-                    last_failure: a.last_failure(),
-                }
-            })
+            .map(|(i, a)| self.actor(&now, i, a))
             .collect();
         Snapshot {
             graph: g.name.clone(),
@@ -208,6 +154,73 @@ impl Sampler {
             channels,
             runtime: g.rt.metrics(),
         }
+    }
+
+    /// Channel `i`, `c`, with its rates over the last second and the
+    /// window and its fill percentiles over the window (`now` included).
+    fn channel(&self, now: &Sample, i: usize, c: &dyn ChannelInfo) -> ChannelSnap {
+        let second = self.back(Duration::from_secs(1));
+        let oldest = self.samples.front();
+        let (sent, _) = now.chans[i];
+        let taken = c.taken();
+        let cap = c.capacity().max(1) as f64;
+        let mut fills: Vec<f64> = self
+            .samples
+            .iter()
+            .map(|s| s.chans[i].1 as f64 * 100.0 / cap)
+            .collect();
+        fills.push(now.chans[i].1 as f64 * 100.0 / cap);
+        ChannelSnap {
+            name: c.name().to_string(),
+            from: c.writer().map(|a| a.name.clone()).unwrap_or_default(),
+            to: c.reader().map(|a| a.name.clone()).unwrap_or_default(),
+            capacity: c.capacity(),
+            batch: c.batch(),
+            sent,
+            taken,
+            dead_letters: c.dead_letters(),
+            closed: c.is_closed(),
+            rate: second.map_or(0.0, |s| per_sec(sent, s.chans[i].0, now.at - s.at)),
+            rate_window: oldest.map_or(0.0, |s| per_sec(sent, s.chans[i].0, now.at - s.at)),
+            fill_pct: [
+                quantile(&mut fills, 0.5),
+                quantile(&mut fills, 0.8),
+                quantile(&mut fills, 0.99),
+            ],
+        }
+    }
+
+    /// Actor `i`, `a`, with its busy share of the last second.
+    fn actor(&self, now: &Sample, i: usize, a: &ActorCell) -> ActorSnap {
+        let busy = now.busy[i];
+        let pct = self.back(Duration::from_secs(1)).map_or(0.0, |s| {
+            let dt = (now.at - s.at).as_nanos() as f64;
+            if dt == 0.0 {
+                0.0
+            } else {
+                (busy.saturating_sub(s.busy[i]) as f64 * 100.0 / dt).min(100.0)
+            }
+        });
+        ActorSnap {
+            name: a.name.clone(),
+            mode: a.mode.to_string(),
+            status: a.status().as_str(),
+            restarts: a.restarts.load(Ordering::Relaxed),
+            polls: a.polls.load(Ordering::Relaxed),
+            busy_seconds: busy as f64 / 1e9,
+            busy_pct: pct,
+            last_failure: a.last_failure(),
+        }
+    }
+}
+
+/// The rate of a counter that went from `old` to `new` in `dt` (0 over no
+/// time).
+fn per_sec(new: u64, old: u64, dt: Duration) -> f64 {
+    if dt.is_zero() {
+        0.0
+    } else {
+        new.saturating_sub(old) as f64 / dt.as_secs_f64()
     }
 }
 
