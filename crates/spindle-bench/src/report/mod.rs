@@ -7,6 +7,7 @@ pub mod benchstat;
 pub mod history;
 pub mod html;
 pub mod json;
+mod svg;
 pub mod table;
 
 use std::path::{Path, PathBuf};
