@@ -56,17 +56,10 @@ pub(super) fn bar_chart_ref(
     fmt: &dyn Fn(f64) -> String,
     reference: Option<f64>,
 ) -> String {
-    let ours = bars
-        .iter()
-        .filter(|b| !b.published)
-        .map(|b| b.hi.max(b.value))
-        .fold(0.0, f64::max);
-    let all = bars.iter().map(|b| b.value).fold(0.0, f64::max);
-    // Scale to our own bars; published bars beyond the axis are clipped and marked.
-    let axis = if ours > 0.0 { ours * 1.15 } else { all * 1.15 };
-    let axis = if axis > 0.0 { axis } else { 1.0 };
-    let axis = reference.map_or(axis, |r| axis.max(r * 1.15));
-    let plot_w = W - LABEL_W - 110.0;
+    let scale = Scale {
+        axis: axis_end(bars, reference),
+        plot_w: W - LABEL_W - 110.0,
+    };
     let h = 24.0 + bars.len() as f64 * (BAR_H + GAP) + 8.0;
     let mut s = String::new();
     let _ = write!(
@@ -76,48 +69,10 @@ pub(super) fn bar_chart_ref(
     );
     for (i, b) in bars.iter().enumerate() {
         let y = 24.0 + i as f64 * (BAR_H + GAP);
-        let clipped = b.value > axis;
-        let bw = (b.value.min(axis) / axis * plot_w).max(1.0);
-        let fill = if b.published {
-            "#bbbbbb"
-        } else {
-            b.color.as_str()
-        };
-        let _ = write!(
-            s,
-            r#"<text x="{lx}" y="{ty}" text-anchor="end" class="bl">{label}</text><rect x="{LABEL_W}" y="{y}" width="{bw:.1}" height="{BAR_H}" fill="{fill}"{stroke}><title>{tip}</title></rect>"#,
-            lx = LABEL_W - 6.0,
-            ty = y + BAR_H - 5.0,
-            label = esc(&b.label),
-            stroke = if b.published {
-                r##" stroke="#666" stroke-dasharray="3 2""##
-            } else {
-                ""
-            },
-            tip = esc(&b.tooltip),
-        );
-        if !b.published && b.hi > b.lo {
-            let x0 = LABEL_W + b.lo.min(axis) / axis * plot_w;
-            let x1 = LABEL_W + b.hi.min(axis) / axis * plot_w;
-            let ym = y + BAR_H / 2.0;
-            let _ = write!(
-                s,
-                r##"<line x1="{x0:.1}" y1="{ym}" x2="{x1:.1}" y2="{ym}" stroke="#222"/><line x1="{x0:.1}" y1="{a}" x2="{x0:.1}" y2="{b}" stroke="#222"/><line x1="{x1:.1}" y1="{a}" x2="{x1:.1}" y2="{b}" stroke="#222"/>"##,
-                a = y + 4.0,
-                b = y + BAR_H - 4.0
-            );
-        }
-        let _ = write!(
-            s,
-            r#"<text x="{x:.1}" y="{ty}" class="bv">{mark}{v}</text>"#,
-            x = LABEL_W + bw + 4.0,
-            ty = y + BAR_H - 5.0,
-            mark = if clipped { "» " } else { "" },
-            v = esc(&fmt(b.value))
-        );
+        draw_bar(&mut s, b, y, &scale, fmt);
     }
     if let Some(r) = reference {
-        let x = LABEL_W + r / axis * plot_w;
+        let x = LABEL_W + r / scale.axis * scale.plot_w;
         let _ = write!(
             s,
             r##"<line x1="{x:.1}" y1="20" x2="{x:.1}" y2="{y2}" stroke="#000" stroke-dasharray="4 3"/><text x="{x:.1}" y="{ty}" text-anchor="middle" class="bv">{l}</text>"##,
@@ -130,22 +85,121 @@ pub(super) fn bar_chart_ref(
     s
 }
 
+/// A bar chart's value axis: the value at its right end, and its width.
+struct Scale {
+    axis: f64,
+    plot_w: f64,
+}
+
+/// The value at the right end of the axis: past the measured bars (and the
+/// reference line), published bars beyond it being clipped and marked.
+fn axis_end(bars: &[Bar], reference: Option<f64>) -> f64 {
+    let ours = bars
+        .iter()
+        .filter(|b| !b.published)
+        .map(|b| b.hi.max(b.value))
+        .fold(0.0, f64::max);
+    let all = bars.iter().map(|b| b.value).fold(0.0, f64::max);
+    // Scale to our own bars; published bars beyond the axis are clipped and marked.
+    let axis = if ours > 0.0 { ours * 1.15 } else { all * 1.15 };
+    let axis = if axis > 0.0 { axis } else { 1.0 };
+    reference.map_or(axis, |r| axis.max(r * 1.15))
+}
+
+/// One bar at height `y`: its label, the bar, a measured bar's min–max
+/// whisker, and its value.
+fn draw_bar(s: &mut String, b: &Bar, y: f64, scale: &Scale, fmt: &dyn Fn(f64) -> String) {
+    let Scale { axis, plot_w } = *scale;
+    let clipped = b.value > axis;
+    let bw = (b.value.min(axis) / axis * plot_w).max(1.0);
+    let fill = if b.published {
+        "#bbbbbb"
+    } else {
+        b.color.as_str()
+    };
+    let _ = write!(
+        s,
+        r#"<text x="{lx}" y="{ty}" text-anchor="end" class="bl">{label}</text><rect x="{LABEL_W}" y="{y}" width="{bw:.1}" height="{BAR_H}" fill="{fill}"{stroke}><title>{tip}</title></rect>"#,
+        lx = LABEL_W - 6.0,
+        ty = y + BAR_H - 5.0,
+        label = esc(&b.label),
+        stroke = if b.published {
+            r##" stroke="#666" stroke-dasharray="3 2""##
+        } else {
+            ""
+        },
+        tip = esc(&b.tooltip),
+    );
+    if !b.published && b.hi > b.lo {
+        let x0 = LABEL_W + b.lo.min(axis) / axis * plot_w;
+        let x1 = LABEL_W + b.hi.min(axis) / axis * plot_w;
+        let ym = y + BAR_H / 2.0;
+        let _ = write!(
+            s,
+            r##"<line x1="{x0:.1}" y1="{ym}" x2="{x1:.1}" y2="{ym}" stroke="#222"/><line x1="{x0:.1}" y1="{a}" x2="{x0:.1}" y2="{b}" stroke="#222"/><line x1="{x1:.1}" y1="{a}" x2="{x1:.1}" y2="{b}" stroke="#222"/>"##,
+            a = y + 4.0,
+            b = y + BAR_H - 4.0
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text x="{x:.1}" y="{ty}" class="bv">{mark}{v}</text>"#,
+        x = LABEL_W + bw + 4.0,
+        ty = y + BAR_H - 5.0,
+        mark = if clipped { "» " } else { "" },
+        v = esc(&fmt(b.value))
+    );
+}
+
+/// A line chart's frame: its size, margins, the number of x positions
+/// and the value at the top of the y axis.
+struct Frame {
+    w: f64,
+    h: f64,
+    left: f64,
+    bottom: f64,
+    top: f64,
+    n: usize,
+    ymax: f64,
+}
+
+impl Frame {
+    fn px(&self, i: usize) -> f64 {
+        self.left + (self.w - self.left - 20.0) * i as f64 / (self.n - 1) as f64
+    }
+    fn py(&self, y: f64) -> f64 {
+        self.top + (self.h - self.top - self.bottom) * (1.0 - y / self.ymax)
+    }
+}
+
 /// A line chart of each series' points `(x index, y)` over `x_labels`.
 pub(super) fn line_chart(
     title: &str,
     x_labels: &[String],
     series: &[(String, Vec<(usize, f64)>)],
 ) -> String {
-    let (w, h, left, bottom, top) = (W, 220.0, 70.0, 40.0, 24.0);
     let ymax = series
         .iter()
         .flat_map(|(_, p)| p.iter().map(|(_, y)| *y))
         .fold(0.0, f64::max)
         * 1.1;
-    let ymax = if ymax > 0.0 { ymax } else { 1.0 };
-    let n = x_labels.len().max(2);
-    let px = |i: usize| left + (w - left - 20.0) * i as f64 / (n - 1) as f64;
-    let py = |y: f64| top + (h - top - bottom) * (1.0 - y / ymax);
+    let f = Frame {
+        w: W,
+        h: 220.0,
+        left: 70.0,
+        bottom: 40.0,
+        top: 24.0,
+        n: x_labels.len().max(2),
+        ymax: if ymax > 0.0 { ymax } else { 1.0 },
+    };
+    let Frame {
+        w,
+        h,
+        left,
+        bottom,
+        top,
+        ..
+    } = f;
     let mut s = String::new();
     let _ = write!(
         s,
@@ -155,50 +209,63 @@ pub(super) fn line_chart(
         r = w - 20.0,
         lx = left - 4.0,
         ty = top + 4.0,
-        ym = esc(&format!("{:.1} ns/op", ymax))
+        ym = esc(&format!("{:.1} ns/op", f.ymax))
     );
     for (i, l) in x_labels.iter().enumerate() {
         let _ = write!(
             s,
             r#"<text x="{x:.1}" y="{y}" text-anchor="middle" class="bv">{l}</text>"#,
-            x = px(i),
+            x = f.px(i),
             y = h - bottom + 14.0,
             l = esc(l)
         );
     }
     for (k, (peer, pts)) in series.iter().enumerate() {
-        let c = color(peer);
-        let path: Vec<String> = pts
-            .iter()
-            .map(|&(i, y)| format!("{:.1},{:.1}", px(i), py(y)))
-            .collect();
-        let _ = write!(
-            s,
-            r#"<polyline fill="none" stroke="{c}" stroke-width="2" points="{}"/>"#,
-            path.join(" ")
-        );
-        for &(i, y) in pts {
-            let _ = write!(
-                s,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{c}"><title>{}</title></circle>"#,
-                px(i),
-                py(y),
-                esc(&format!(
-                    "{peer} @ {}: {y:.2} ns/op",
-                    x_labels.get(i).map(String::as_str).unwrap_or("?")
-                ))
-            );
-        }
-        let _ = write!(
-            s,
-            r#"<rect x="{x}" y="{y}" width="10" height="10" fill="{c}"/><text x="{tx}" y="{ty}" class="bv">{p}</text>"#,
-            x = left + k as f64 * 90.0,
-            y = h - 16.0,
-            tx = left + k as f64 * 90.0 + 14.0,
-            ty = h - 7.0,
-            p = esc(peer)
-        );
+        draw_series(&mut s, &f, k, peer, pts, x_labels);
     }
     s.push_str("</svg>");
     s
+}
+
+/// The `k`th series: its line, a point per run (titled with the run's
+/// label and value), and its key under the chart.
+fn draw_series(
+    s: &mut String,
+    f: &Frame,
+    k: usize,
+    peer: &str,
+    pts: &[(usize, f64)],
+    x_labels: &[String],
+) {
+    let c = color(peer);
+    let path: Vec<String> = pts
+        .iter()
+        .map(|&(i, y)| format!("{:.1},{:.1}", f.px(i), f.py(y)))
+        .collect();
+    let _ = write!(
+        s,
+        r#"<polyline fill="none" stroke="{c}" stroke-width="2" points="{}"/>"#,
+        path.join(" ")
+    );
+    for &(i, y) in pts {
+        let _ = write!(
+            s,
+            r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{c}"><title>{}</title></circle>"#,
+            f.px(i),
+            f.py(y),
+            esc(&format!(
+                "{peer} @ {}: {y:.2} ns/op",
+                x_labels.get(i).map(String::as_str).unwrap_or("?")
+            ))
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<rect x="{x}" y="{y}" width="10" height="10" fill="{c}"/><text x="{tx}" y="{ty}" class="bv">{p}</text>"#,
+        x = f.left + k as f64 * 90.0,
+        y = f.h - 16.0,
+        tx = f.left + k as f64 * 90.0 + 14.0,
+        ty = f.h - 7.0,
+        p = esc(peer)
+    );
 }
