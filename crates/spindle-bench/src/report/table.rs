@@ -52,110 +52,29 @@ fn ratio_cell(r: &RowJson, reference: &str) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
+/// The table's columns; the first two and the last are names, left-aligned.
+const HEADER: [&str; 9] = [
+    "workload", "peer", "median", "±sd", "ns/op", "peak RSS", "vs go", "vs tokio", "note",
+];
+
+/// One line of the table, a cell per column of [`HEADER`].
+type Cells = [String; 9];
+
 /// Renders the whole table as text.
 pub fn render(run: &LatestRun) -> String {
     let mut out = String::new();
-    let header = [
-        "workload", "peer", "median", "±sd", "ns/op", "peak RSS", "vs go", "vs tokio", "note",
-    ];
-    let mut lines: Vec<[String; 9]> = Vec::new();
+    let mut lines: Vec<Cells> = Vec::new();
     let mut unsupported = 0;
     let mut skipped: Vec<String> = Vec::new();
     for r in &run.results {
         match r.status.as_str() {
             "unsupported" => unsupported += 1,
             "skipped" => skipped.push(format!("{} on {}", r.workload, r.peer)),
-            "failed" => lines.push([
-                r.workload.clone(),
-                r.peer.clone(),
-                "FAILED".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                r.error.clone().unwrap_or_default(),
-            ]),
-            _ => {
-                let med = r.median_ns.unwrap_or(0.0);
-                let sd = r.stddev_ns.unwrap_or(0.0);
-                let mut note = r.extras_display();
-                if !r.outliers.is_empty() {
-                    note = format!("{} outlier(s) {note}", r.outliers.len());
-                }
-                lines.push([
-                    r.workload.clone(),
-                    r.peer.clone(),
-                    fmt_ns(med),
-                    if med > 0.0 {
-                        format!("{:.1}%", 100.0 * sd / med)
-                    } else {
-                        "-".into()
-                    },
-                    r.ns_per_op.map(|x| format!("{x:.1}")).unwrap_or_default(),
-                    r.rss_display(fmt_bytes),
-                    ratio_cell(r, REFERENCES[0]),
-                    ratio_cell(r, REFERENCES[1]),
-                    note,
-                ]);
-            }
+            _ => lines.push(cells(r)),
         }
     }
-    let mut widths = header.map(str::len);
-    for l in &lines {
-        for (i, c) in l.iter().enumerate().take(8) {
-            widths[i] = widths[i].max(c.chars().count());
-        }
-    }
-    let row = |cells: &[String]| {
-        let mut s = String::new();
-        for (i, c) in cells.iter().enumerate() {
-            let pad = if i < 8 {
-                widths[i].saturating_sub(c.chars().count())
-            } else {
-                0
-            };
-            // Names left-aligned, numbers right-aligned.
-            if i < 2 || i == 8 {
-                s.push_str(c);
-                s.push_str(&" ".repeat(pad));
-            } else {
-                s.push_str(&" ".repeat(pad));
-                s.push_str(c);
-            }
-            s.push_str("  ");
-        }
-        s.trim_end().to_string()
-    };
-    let _ = writeln!(
-        out,
-        "spindle-bench {} profile, {} workers, {} warm-up + {} runs; {} on {} ({} cores); commit {}",
-        run.profile,
-        run.workers,
-        run.warmup,
-        run.runs,
-        run.meta.date,
-        run.meta.machine.cpu_model,
-        run.meta.machine.cores,
-        &run.meta.git_commit[..run.meta.git_commit.len().min(12)]
-    );
-    let _ = writeln!(out, "versions: {}", run.meta.toolchains.display());
-    if !run.meta.loadavg_start.is_empty() {
-        let _ = writeln!(
-            out,
-            "load average (1/5/15 min) at start {}, at end {}",
-            run.meta.loadavg_start, run.meta.loadavg_end
-        );
-    }
-    let _ = writeln!(out, "{}", row(&header.map(String::from)));
-    let mut last = String::new();
-    for l in &lines {
-        if l[0] != last && !last.is_empty() {
-            out.push('\n');
-        }
-        last = l[0].clone();
-        let _ = writeln!(out, "{}", row(l));
-    }
+    heading(&mut out, run);
+    grid(&mut out, &lines);
     let _ = writeln!(out);
     let _ = writeln!(
         out,
@@ -185,6 +104,109 @@ pub fn render(run: &LatestRun) -> String {
         let _ = writeln!(out, "{failed} row(s) FAILED");
     }
     out
+}
+
+/// A row that ran (or failed) as the table's cells; a failed row shows its
+/// reason and no time.
+fn cells(r: &RowJson) -> Cells {
+    if r.status == "failed" {
+        return [
+            r.workload.clone(),
+            r.peer.clone(),
+            "FAILED".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            r.error.clone().unwrap_or_default(),
+        ];
+    }
+    let med = r.median_ns.unwrap_or(0.0);
+    let sd = r.stddev_ns.unwrap_or(0.0);
+    let mut note = r.extras_display();
+    if !r.outliers.is_empty() {
+        note = format!("{} outlier(s) {note}", r.outliers.len());
+    }
+    [
+        r.workload.clone(),
+        r.peer.clone(),
+        fmt_ns(med),
+        if med > 0.0 {
+            format!("{:.1}%", 100.0 * sd / med)
+        } else {
+            "-".into()
+        },
+        r.ns_per_op.map(|x| format!("{x:.1}")).unwrap_or_default(),
+        r.rss_display(fmt_bytes),
+        ratio_cell(r, REFERENCES[0]),
+        ratio_cell(r, REFERENCES[1]),
+        note,
+    ]
+}
+
+/// The run's settings, machine, versions and load average.
+fn heading(out: &mut String, run: &LatestRun) {
+    let _ = writeln!(
+        out,
+        "spindle-bench {} profile, {} workers, {} warm-up + {} runs; {} on {} ({} cores); commit {}",
+        run.profile,
+        run.workers,
+        run.warmup,
+        run.runs,
+        run.meta.date,
+        run.meta.machine.cpu_model,
+        run.meta.machine.cores,
+        &run.meta.git_commit[..run.meta.git_commit.len().min(12)]
+    );
+    let _ = writeln!(out, "versions: {}", run.meta.toolchains.display());
+    if !run.meta.loadavg_start.is_empty() {
+        let _ = writeln!(
+            out,
+            "load average (1/5/15 min) at start {}, at end {}",
+            run.meta.loadavg_start, run.meta.loadavg_end
+        );
+    }
+}
+
+/// The header and the lines in aligned columns (the note unpadded), a
+/// blank line between workloads.
+fn grid(out: &mut String, lines: &[Cells]) {
+    let mut widths = HEADER.map(str::len);
+    for l in lines {
+        for (i, c) in l.iter().enumerate().take(8) {
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    let row = |cells: &[String]| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            let pad = if i < 8 {
+                widths[i].saturating_sub(c.chars().count())
+            } else {
+                0
+            };
+            // Names left-aligned, numbers right-aligned.
+            if i < 2 || i == 8 {
+                s.push_str(c);
+                s.push_str(&" ".repeat(pad));
+            } else {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(c);
+            }
+            s.push_str("  ");
+        }
+        s.trim_end().to_string()
+    };
+    let _ = writeln!(out, "{}", row(&HEADER.map(String::from)));
+    let mut last = String::new();
+    for l in lines {
+        if l[0] != last && !last.is_empty() {
+            out.push('\n');
+        }
+        last = l[0].clone();
+        let _ = writeln!(out, "{}", row(l));
+    }
 }
 
 /// The geometric means, runtime rows first, compiler rows apart, each line
