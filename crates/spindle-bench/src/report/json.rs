@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::meta::RunMeta;
 use crate::peers::PeerInfo;
-use crate::runner::{Row, Status};
+use crate::runner::{Row, Sample, Status};
 use crate::stats::{self, Ratio};
 use crate::workloads::Summarised;
 
@@ -195,50 +195,42 @@ fn secs(ns: f64) -> f64 {
     ns / 1e9
 }
 
-fn row_json(r: &Row) -> RowJson {
-    let (status, error) = match &r.status {
+/// The status and error a row is saved with: an ok row without a counted
+/// run is failed.
+fn status_of(r: &Row, counted: bool) -> (&'static str, Option<String>) {
+    if r.ok() && !counted {
+        return ("failed", Some("no counted run".into()));
+    }
+    match &r.status {
         Status::Ok => ("ok", None),
         Status::Failed(e) => ("failed", Some(e.clone())),
         Status::Unsupported(e) => ("unsupported", Some(e.clone())),
         Status::Skipped(e) => ("skipped", Some(e.clone())),
-    };
+    }
+}
+
+/// A runner's row as saved: its statistics and outside measurements come
+/// from its counted runs, and a row that is not ok keeps none.
+fn row_json(r: &Row) -> RowJson {
     let ok = r.ok() && !r.samples.is_empty();
-    let samples: Vec<u64> = if ok {
-        r.samples.iter().map(|s| s.ns).collect()
-    } else {
-        Vec::new()
-    };
+    let (status, error) = status_of(r, ok);
+    let counted: &[Sample] = if ok { &r.samples } else { &[] };
+    let samples: Vec<u64> = counted.iter().map(|s| s.ns).collect();
     let f: Vec<f64> = samples.iter().map(|&x| x as f64).collect();
     let s = stats::summarize(&f);
     let pick = |g: fn(&stats::Summary) -> f64| s.as_ref().map(g);
     let mean_of =
-        |v: Vec<u64>| (!v.is_empty()).then(|| v.iter().sum::<u64>() as f64 / v.len() as f64);
-    let user: Vec<u64> = if ok {
-        r.samples.iter().map(|s| s.user_ns).collect()
-    } else {
-        Vec::new()
-    };
-    let sys: Vec<u64> = if ok {
-        r.samples.iter().map(|s| s.sys_ns).collect()
-    } else {
-        Vec::new()
-    };
+        |v: &[u64]| (!v.is_empty()).then(|| v.iter().sum::<u64>() as f64 / v.len() as f64);
+    let user: Vec<u64> = counted.iter().map(|s| s.user_ns).collect();
+    let sys: Vec<u64> = counted.iter().map(|s| s.sys_ns).collect();
     RowJson {
         workload: r.workload.name.into(),
         group: r.workload.group.into(),
         peer: r.peer.clone(),
         command: r.command.clone(),
         ok,
-        status: if r.ok() && !ok {
-            "failed".into()
-        } else {
-            status.into()
-        },
-        error: if r.ok() && !ok {
-            Some("no counted run".into())
-        } else {
-            error
-        },
+        status: status.into(),
+        error,
         result: r.result.clone(),
         expected: r.expected.clone(),
         ops: r.ops,
@@ -255,21 +247,9 @@ fn row_json(r: &Row) -> RowJson {
             (Some(m), Some(o)) if o > 0 && ok => Some(m / o as f64),
             _ => None,
         },
-        wall_ns: if ok {
-            r.samples.iter().map(|s| s.wall_ns).collect()
-        } else {
-            Vec::new()
-        },
-        peak_rss_bytes: if ok {
-            r.samples.iter().map(|s| s.peak_rss_bytes).max()
-        } else {
-            None
-        },
-        rss_floor_bytes: if ok {
-            r.samples.iter().map(|s| s.rss_floor_bytes).max()
-        } else {
-            None
-        },
+        wall_ns: counted.iter().map(|s| s.wall_ns).collect(),
+        peak_rss_bytes: counted.iter().map(|s| s.peak_rss_bytes).max(),
+        rss_floor_bytes: counted.iter().map(|s| s.rss_floor_bytes).max(),
         extra: r.extra.clone(),
         timed_share: None,
         ratios: BTreeMap::new(),
@@ -278,8 +258,8 @@ fn row_json(r: &Row) -> RowJson {
         median: pick(|s| s.median).map(secs),
         min: pick(|s| s.min).map(secs),
         max: pick(|s| s.max).map(secs),
-        user: mean_of(user.clone()).map(secs),
-        system: mean_of(sys.clone()).map(secs),
+        user: mean_of(&user).map(secs),
+        system: mean_of(&sys).map(secs),
         times: f.iter().map(|&x| secs(x)).collect(),
         user_ns: user,
         sys_ns: sys,
