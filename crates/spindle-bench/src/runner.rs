@@ -95,38 +95,9 @@ pub fn run_process(
         .process_group(0)
         .spawn()?;
     let pid = child.id() as libc::pid_t;
-    let mut out = child.stdout.take().expect("piped stdout");
-    let mut err = child.stderr.take().expect("piped stderr");
-    let out_t = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = out.read_to_end(&mut s);
-        String::from_utf8_lossy(&s).into_owned()
-    });
-    let err_t = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = err.read_to_end(&mut s);
-        String::from_utf8_lossy(&s).into_owned()
-    });
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut status: libc::c_int = 0;
-        // SAFETY: an all-zero rusage is a valid value of this plain C struct.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        loop {
-            // SAFETY: `pid` is our own unreaped child (std never waits for it:
-            // we never call `wait` on the `Child`); both out-pointers are valid.
-            let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-            if r == pid {
-                break;
-            }
-            if r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                continue;
-            }
-            let _ = tx.send(Err(std::io::Error::last_os_error()));
-            return;
-        }
-        let _ = tx.send(Ok((status, ru, start.elapsed())));
-    });
+    let out_t = drain(child.stdout.take().expect("piped stdout"));
+    let err_t = drain(child.stderr.take().expect("piped stderr"));
+    let rx = reap(pid, start);
     let mut timed_out = false;
     let reaped = match rx.recv_timeout(timeout) {
         Ok(r) => r,
@@ -141,7 +112,7 @@ pub fn run_process(
         }
     }?;
     drop(child);
-    let (status, ru, wall) = reaped;
+    let Reaped { status, ru, wall } = reaped;
     let exit = if timed_out {
         Exit::TimedOut
     } else if libc::WIFEXITED(status) {
@@ -162,6 +133,50 @@ pub fn run_process(
         peak_rss_bytes: ru.ru_maxrss as u64 * 1024,
         rss_floor_bytes,
     })
+}
+
+/// Reads a child's pipe to its end on a thread of its own, as text.
+fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = pipe.read_to_end(&mut s);
+        String::from_utf8_lossy(&s).into_owned()
+    })
+}
+
+/// A reaped child: its wait status, its resource usage, and the time from
+/// `start` to its reaping.
+struct Reaped {
+    status: libc::c_int,
+    ru: libc::rusage,
+    wall: Duration,
+}
+
+/// Reaps child `pid` with `wait4` on a thread of its own, which sends the
+/// result once.
+fn reap(pid: libc::pid_t, start: Instant) -> mpsc::Receiver<std::io::Result<Reaped>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut status: libc::c_int = 0;
+        // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        loop {
+            // SAFETY: `pid` is our own unreaped child (std never waits for it:
+            // we never call `wait` on the `Child`); both out-pointers are valid.
+            let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+            if r == pid {
+                break;
+            }
+            if r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            let _ = tx.send(Err(std::io::Error::last_os_error()));
+            return;
+        }
+        let wall = start.elapsed();
+        let _ = tx.send(Ok(Reaped { status, ru, wall }));
+    });
+    rx
 }
 
 fn join_with_limit(t: std::thread::JoinHandle<String>) -> String {
