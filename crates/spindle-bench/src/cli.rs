@@ -279,64 +279,8 @@ pub fn dispatch(cli: Cli) -> Result<i32, String> {
             baseline,
             latest,
             threshold,
-        }) => {
-            let base = json::read(baseline)?;
-            let latest_path = latest
-                .clone()
-                .unwrap_or_else(|| out_dir(c).join(report::LATEST));
-            let now = json::read(&latest_path)?;
-            let findings = compare::compare(&base, &now, *threshold);
-            out!("{}", compare::render(&findings, *threshold));
-            Ok(if findings.iter().any(|f| f.red_flag) {
-                1
-            } else {
-                0
-            })
-        }
-        Some(Cmd::CheckFresh { max_age }) => {
-            // The committed figures unless a folder is named.
-            let root = peers::workspace_root();
-            let dir = c.out.clone().unwrap_or_else(|| reference_dir(&root));
-            let path = dir.join(report::LATEST);
-            let run = match json::read(&path) {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("benchmarks are stale: {e}");
-                    return Ok(1);
-                }
-            };
-            let last = meta::last_commit_touching(&root, "crates/spindle");
-            let same_tree = run.meta.spindle_tree.is_some()
-                && run.meta.spindle_tree == meta::head_tree_id(&root, "crates/spindle");
-            if path.starts_with(root.join("bench")) && meta::uncommitted(&root, "bench/latest.json")
-            {
-                eprintln!(
-                    "note: bench/latest.json has uncommitted changes; CI checks the committed one"
-                );
-            }
-            let spindle_rows = run
-                .results
-                .iter()
-                .filter(|r| r.peer == "spindle" && r.ok)
-                .count();
-            match fresh::check(
-                spindle_rows,
-                run.meta.timestamp_unix,
-                meta::now_unix(),
-                *max_age,
-                last,
-                same_tree,
-            ) {
-                Ok(m) => {
-                    outln!("{m}");
-                    Ok(0)
-                }
-                Err(m) => {
-                    eprintln!("{m}");
-                    Ok(1)
-                }
-            }
-        }
+        }) => compare_runs(c, baseline, latest.as_ref(), *threshold),
+        Some(Cmd::CheckFresh { max_age }) => check_fresh(c, *max_age),
         Some(Cmd::Echo(a)) => echo(c, a),
         Some(Cmd::TelemetryCost(a)) => telemetry_cost(c, a),
         Some(Cmd::Report) => {
@@ -345,6 +289,72 @@ pub fn dispatch(cli: Cli) -> Result<i32, String> {
             let path = report::regenerate(&out, &run)?;
             outln!("report: {}", path.display());
             Ok(0)
+        }
+    }
+}
+
+/// `compare`: the findings of the latest run against `baseline`; 1 on a
+/// red flag.
+fn compare_runs(
+    c: &Common,
+    baseline: &std::path::Path,
+    latest: Option<&PathBuf>,
+    threshold: f64,
+) -> Result<i32, String> {
+    let base = json::read(baseline)?;
+    let latest_path = latest
+        .cloned()
+        .unwrap_or_else(|| out_dir(c).join(report::LATEST));
+    let now = json::read(&latest_path)?;
+    let findings = compare::compare(&base, &now, threshold);
+    out!("{}", compare::render(&findings, threshold));
+    Ok(if findings.iter().any(|f| f.red_flag) {
+        1
+    } else {
+        0
+    })
+}
+
+/// `check-fresh`: 1 when the saved run is stale (see `fresh.rs`) or
+/// cannot be read.
+fn check_fresh(c: &Common, max_age: u64) -> Result<i32, String> {
+    // The committed figures unless a folder is named.
+    let root = peers::workspace_root();
+    let dir = c.out.clone().unwrap_or_else(|| reference_dir(&root));
+    let path = dir.join(report::LATEST);
+    let run = match json::read(&path) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("benchmarks are stale: {e}");
+            return Ok(1);
+        }
+    };
+    let last = meta::last_commit_touching(&root, "crates/spindle");
+    let same_tree = run.meta.spindle_tree.is_some()
+        && run.meta.spindle_tree == meta::head_tree_id(&root, "crates/spindle");
+    if path.starts_with(root.join("bench")) && meta::uncommitted(&root, "bench/latest.json") {
+        eprintln!("note: bench/latest.json has uncommitted changes; CI checks the committed one");
+    }
+    let spindle_rows = run
+        .results
+        .iter()
+        .filter(|r| r.peer == "spindle" && r.ok)
+        .count();
+    match fresh::check(
+        spindle_rows,
+        run.meta.timestamp_unix,
+        meta::now_unix(),
+        max_age,
+        last,
+        same_tree,
+    ) {
+        Ok(m) => {
+            outln!("{m}");
+            Ok(0)
+        }
+        Err(m) => {
+            eprintln!("{m}");
+            Ok(1)
         }
     }
 }
@@ -367,35 +377,7 @@ fn echo(c: &Common, a: &EchoArgs) -> Result<i32, String> {
     let root = peers::workspace_root();
     let mut run_meta = meta::collect(&root);
     let infos = discover(c, &a.peer)?;
-    let mut results: Vec<(String, Vec<e::RunFigures>, Option<String>)> = Vec::new();
-    for p in &infos {
-        let error = p
-            .available
-            .as_ref()
-            .err()
-            .map(|why| format!("unavailable: {why}"));
-        results.push((p.name.clone(), Vec::new(), error));
-    }
-    for round in 0..a.runs {
-        for (info, (_, runs, error)) in infos.iter().zip(results.iter_mut()) {
-            let Ok(peer) = &info.available else { continue };
-            if error.is_some() {
-                continue;
-            }
-            if !c.quiet {
-                eprintln!(
-                    "spindle-bench: echo run {}/{} on {}",
-                    round + 1,
-                    a.runs,
-                    peer.name
-                );
-            }
-            match e::run_once(peer, workers, &load) {
-                Ok(f) => runs.push(f),
-                Err(why) => *error = Some(why),
-            }
-        }
-    }
+    let results = echo_rounds(c, a, &infos, workers, &load);
     run_meta.loadavg_end = meta::loadavg();
     let run = e::EchoRun {
         meta: run_meta,
@@ -404,7 +386,7 @@ fn echo(c: &Common, a: &EchoArgs) -> Result<i32, String> {
         runs_per_peer: a.runs,
         peers: results
             .into_iter()
-            .map(|(name, runs, error)| e::summarize(&name, runs, error))
+            .map(|p| e::summarize(&p.name, p.runs, p.error))
             .collect(),
     };
     out!("{}", e::render(&run));
@@ -417,6 +399,57 @@ fn echo(c: &Common, a: &EchoArgs) -> Result<i32, String> {
     } else {
         0
     })
+}
+
+/// One peer's echo runs so far, or why it stopped (or never started).
+struct EchoPeer {
+    name: String,
+    runs: Vec<crate::echo::RunFigures>,
+    error: Option<String>,
+}
+
+/// `--runs` rounds of one echo run per peer, the peers alternating; a
+/// peer that is unavailable or fails a run runs no more.
+fn echo_rounds(
+    c: &Common,
+    a: &EchoArgs,
+    infos: &[PeerInfo],
+    workers: usize,
+    load: &crate::echo::Load,
+) -> Vec<EchoPeer> {
+    let mut results: Vec<EchoPeer> = infos
+        .iter()
+        .map(|p| EchoPeer {
+            name: p.name.clone(),
+            runs: Vec::new(),
+            error: p
+                .available
+                .as_ref()
+                .err()
+                .map(|why| format!("unavailable: {why}")),
+        })
+        .collect();
+    for round in 0..a.runs {
+        for (info, r) in infos.iter().zip(results.iter_mut()) {
+            let Ok(peer) = &info.available else { continue };
+            if r.error.is_some() {
+                continue;
+            }
+            if !c.quiet {
+                eprintln!(
+                    "spindle-bench: echo run {}/{} on {}",
+                    round + 1,
+                    a.runs,
+                    peer.name
+                );
+            }
+            match crate::echo::run_once(peer, workers, load) {
+                Ok(f) => r.runs.push(f),
+                Err(why) => r.error = Some(why),
+            }
+        }
+    }
+    results
 }
 
 /// `telemetry-cost`: see `telemetry.rs`.
@@ -524,47 +557,20 @@ pub fn suite(c: &Common, a: &RunArgs) -> Result<i32, String> {
     // Peer names are checked before any build starts.
     let opts = build_options(c);
     let names = suite_peers(c, a, &opts)?;
-    let workers = c.workers.map(|w| w as usize).unwrap_or_else(meta::cores);
-    let runs = a.runs.unwrap_or(a.profile.default_runs());
-    let timeout = Duration::from_secs(c.timeout.unwrap_or(a.profile.default_timeout_s()));
     let root = peers::workspace_root();
     // Taken before the build: the tree id and date are those of what is measured.
     let mut run_meta = meta::collect(&root);
     let infos = peers::discover(&names, &opts);
-    for p in &infos {
-        if let Err(why) = &p.available {
-            eprintln!("spindle-bench: peer {} unavailable: {why}", p.name);
-        }
-    }
-    let available: Vec<_> = infos
-        .iter()
-        .filter_map(|p| p.available.clone().ok())
-        .collect();
-    if available.is_empty() {
-        return Err("no peer available (see above): nothing run, nothing saved".into());
-    }
-    let plan = Plan {
-        workloads: selected
-            .iter()
-            .map(|w| (*w, a.size.unwrap_or(w.size(a.profile))))
-            .collect(),
-        peers: available,
-        workers,
-        warmup: a.warmup,
-        runs,
-        runs_given: a.runs.is_some(),
-        timeout,
-        profile: a.profile,
-    };
+    let plan = suite_plan(c, a, &selected, &infos)?;
     let started = std::time::Instant::now();
     let rows = runner::run_suite(&plan, c.quiet);
     let elapsed = started.elapsed();
     run_meta.loadavg_end = meta::loadavg();
     let settings = json::RunSettings {
         profile: a.profile.as_str().into(),
-        workers,
+        workers: plan.workers,
         warmup: a.warmup,
-        runs,
+        runs: plan.runs,
     };
     let run = json::analyse(run_meta, settings, &infos, &rows);
     if a.json {
@@ -575,28 +581,7 @@ pub fn suite(c: &Common, a: &RunArgs) -> Result<i32, String> {
     if !c.quiet {
         eprintln!("spindle-bench: measured in {:.1}s", elapsed.as_secs_f64());
     }
-    // A tiny run is a smoke test, and a selection (of workloads, peers or
-    // a size) is a partial picture: neither replaces bench/latest.json or
-    // joins the history unless an --out was named for it.
-    let whole =
-        a.profile != Profile::Tiny && a.workload == "all" && a.peer == "all" && a.size.is_none();
-    let save = !a.no_save && (whole || c.out.is_some());
-    if !a.no_save && !save && !c.quiet {
-        eprintln!(
-            "spindle-bench: not saved: a tiny run or a selection (--workload, --peer, --size) \
-             does not replace {}; name --out DIR to keep it",
-            out_dir(c).join(report::LATEST).display()
-        );
-    }
-    if save {
-        let out = out_dir(c);
-        let path = report::save(&out, &run)?;
-        if a.json {
-            eprintln!("report: {}", path.display());
-        } else {
-            outln!("report: {}", path.display());
-        }
-    }
+    save_suite(c, a, &run)?;
     let missing: Vec<&str> = infos
         .iter()
         .filter(|p| p.available.is_err())
@@ -613,6 +598,70 @@ pub fn suite(c: &Common, a: &RunArgs) -> Result<i32, String> {
         (false, false) => EXIT_PEER_MISSING,
         (false, true) => 0,
     })
+}
+
+/// The suite's plan: the selected workloads at their sizes on the
+/// available peers (each unavailable one said on stderr); an error if no
+/// peer is available.
+fn suite_plan(
+    c: &Common,
+    a: &RunArgs,
+    selected: &[&'static workloads::Workload],
+    infos: &[PeerInfo],
+) -> Result<Plan, String> {
+    for p in infos {
+        if let Err(why) = &p.available {
+            eprintln!("spindle-bench: peer {} unavailable: {why}", p.name);
+        }
+    }
+    let available: Vec<_> = infos
+        .iter()
+        .filter_map(|p| p.available.clone().ok())
+        .collect();
+    if available.is_empty() {
+        return Err("no peer available (see above): nothing run, nothing saved".into());
+    }
+    Ok(Plan {
+        workloads: selected
+            .iter()
+            .map(|w| (*w, a.size.unwrap_or(w.size(a.profile))))
+            .collect(),
+        peers: available,
+        workers: c.workers.map(|w| w as usize).unwrap_or_else(meta::cores),
+        warmup: a.warmup,
+        runs: a.runs.unwrap_or(a.profile.default_runs()),
+        runs_given: a.runs.is_some(),
+        timeout: Duration::from_secs(c.timeout.unwrap_or(a.profile.default_timeout_s())),
+        profile: a.profile,
+    })
+}
+
+/// Saves a suite's outputs, unless `--no-save`, a tiny run or a selection
+/// without `--out` (said on stderr) keeps them out.
+fn save_suite(c: &Common, a: &RunArgs, run: &json::LatestRun) -> Result<(), String> {
+    // A tiny run is a smoke test, and a selection (of workloads, peers or
+    // a size) is a partial picture: neither replaces bench/latest.json or
+    // joins the history unless an --out was named for it.
+    let whole =
+        a.profile != Profile::Tiny && a.workload == "all" && a.peer == "all" && a.size.is_none();
+    let save = !a.no_save && (whole || c.out.is_some());
+    if !a.no_save && !save && !c.quiet {
+        eprintln!(
+            "spindle-bench: not saved: a tiny run or a selection (--workload, --peer, --size) \
+             does not replace {}; name --out DIR to keep it",
+            out_dir(c).join(report::LATEST).display()
+        );
+    }
+    if save {
+        let out = out_dir(c);
+        let path = report::save(&out, run)?;
+        if a.json {
+            eprintln!("report: {}", path.display());
+        } else {
+            outln!("report: {}", path.display());
+        }
+    }
+    Ok(())
 }
 
 /// The peers a suite run asks for: `--peer`'s, less, for `all` outside the
