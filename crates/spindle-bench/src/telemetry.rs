@@ -83,29 +83,90 @@ pub fn measure(
     mut meta: RunMeta,
     progress: &dyn Fn(&str),
 ) -> Result<TelemetryCost, String> {
-    let Plan {
-        ref workload,
+    let job = Job::new(peer, plan)?;
+    let t = run_rounds(&job, progress)?;
+    let size = plan.size;
+    let per_s = |ns: &[u64]| {
+        let xs: Vec<f64> = ns.iter().map(|&t| size as f64 / (t as f64 / 1e9)).collect();
+        median(&xs).unwrap_or(0.0)
+    };
+    let as_f = |ns: &[u64]| ns.iter().map(|&t| t as f64).collect::<Vec<_>>();
+    let ratio = paired_ratio(&as_f(&t.on_ns), &as_f(&t.off_ns)).ok_or("no runs to compare")?;
+    let cpu_ratio =
+        paired_ratio(&as_f(&t.on_cpu_ns), &as_f(&t.off_cpu_ns)).ok_or("no CPU times")?;
+    meta.loadavg_end = crate::meta::loadavg();
+    Ok(TelemetryCost {
+        meta,
+        workload: plan.workload.clone(),
         size,
-        workers,
-        rounds,
-        timeout,
-    } = *plan;
-    let w = workloads::find(workload).ok_or_else(|| format!("unknown workload `{workload}`"))?;
-    w.check_size(size)?;
-    peer.support(workload)
-        .map_err(|why| format!("{} cannot run {workload}: {why}", peer.name))?;
-    let expected = (w.expected)(size, workers);
-    let args = crate::runner::peer_args(w, size, workers);
-    let once = |on: bool| -> Result<(u64, u64, Option<u64>), String> {
+        workers: plan.workers,
+        rounds: plan.rounds,
+        off_msgs_per_s: per_s(&t.off_ns),
+        on_msgs_per_s: per_s(&t.on_ns),
+        off_ns: t.off_ns,
+        on_ns: t.on_ns,
+        off_cpu_ns: t.off_cpu_ns,
+        on_cpu_ns: t.on_cpu_ns,
+        scrapes: t.scrapes,
+        ratio,
+        cpu_ratio,
+    })
+}
+
+/// The plan's row on the peer, checked and ready to run.
+struct Job<'a> {
+    peer: &'a Peer,
+    plan: &'a Plan,
+    w: &'static workloads::Workload,
+    args: Vec<String>,
+    expected: String,
+}
+
+/// One run's figures: its timed region, its process's CPU time (user +
+/// sys), and the scrapes its result line says were answered.
+struct RunFigures {
+    ns: u64,
+    cpu_ns: u64,
+    scrapes: Option<u64>,
+}
+
+impl<'a> Job<'a> {
+    /// The job, if the workload exists, takes the size and the peer runs it.
+    fn new(peer: &'a Peer, plan: &'a Plan) -> Result<Job<'a>, String> {
+        let workload = &plan.workload;
+        let w =
+            workloads::find(workload).ok_or_else(|| format!("unknown workload `{workload}`"))?;
+        w.check_size(plan.size)?;
+        peer.support(workload)
+            .map_err(|why| format!("{} cannot run {workload}: {why}", peer.name))?;
+        Ok(Job {
+            peer,
+            plan,
+            w,
+            args: crate::runner::peer_args(w, plan.size, plan.workers),
+            expected: (w.expected)(plan.size, plan.workers),
+        })
+    }
+
+    /// One run with telemetry `on` or off, checked as in the suite.
+    fn run(&self, on: bool) -> Result<RunFigures, String> {
+        let Plan {
+            ref workload,
+            size,
+            workers,
+            timeout,
+            ..
+        } = *self.plan;
+        let path = &self.peer.path;
         let env: &[(&str, &str)] = if on {
             &[(TELEMETRY_ENV, "127.0.0.1:0")]
         } else {
             &[]
         };
-        let o = run_process(&peer.path, &args, env, timeout)
-            .map_err(|e| format!("could not start {}: {e}", peer.path.display()))?;
+        let o = run_process(path, &self.args, env, timeout)
+            .map_err(|e| format!("could not start {}: {e}", path.display()))?;
         let side = if on { "telemetry on" } else { "telemetry off" };
-        let line = check_run(w, size, workers, &expected, &o).map_err(|s| match s {
+        let line = check_run(self.w, size, workers, &self.expected, &o).map_err(|s| match s {
             Status::Failed(why) | Status::Unsupported(why) | Status::Skipped(why) => {
                 format!("{workload} with {side}: {why}")
             }
@@ -118,10 +179,34 @@ pub fn measure(
                     .map_err(|_| format!("{workload} with {side}: `scrapes={v}` is not a count"))?,
             ),
         };
-        Ok((line.ns, o.user_ns + o.sys_ns, scrapes))
+        Ok(RunFigures {
+            ns: line.ns,
+            cpu_ns: o.user_ns + o.sys_ns,
+            scrapes,
+        })
+    }
+}
+
+/// Every run's figures, by side, in run order.
+struct Times {
+    off_ns: Vec<u64>,
+    on_ns: Vec<u64>,
+    off_cpu_ns: Vec<u64>,
+    on_cpu_ns: Vec<u64>,
+    scrapes: Vec<u64>,
+}
+
+/// The rounds, off then on in even rounds and on then off in odd ones; an
+/// "on" run whose server answered no scrape ends them.
+fn run_rounds(job: &Job<'_>, progress: &dyn Fn(&str)) -> Result<Times, String> {
+    let rounds = job.plan.rounds;
+    let mut t = Times {
+        off_ns: Vec::new(),
+        on_ns: Vec::new(),
+        off_cpu_ns: Vec::new(),
+        on_cpu_ns: Vec::new(),
+        scrapes: Vec::new(),
     };
-    let (mut off_ns, mut on_ns, mut scrapes) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut off_cpu_ns, mut on_cpu_ns) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         progress(&format!("telemetry-cost round {}/{rounds}", round + 1));
         let order = if round % 2 == 0 {
@@ -130,50 +215,28 @@ pub fn measure(
             [true, false]
         };
         for on in order {
-            let (ns, cpu, answered) = once(on)?;
+            let f = job.run(on)?;
             if on {
-                match answered {
-                    Some(k) if k > 0 => scrapes.push(k),
+                match f.scrapes {
+                    Some(k) if k > 0 => t.scrapes.push(k),
                     _ => {
                         return Err(format!(
-                            "{workload} with telemetry on: the server answered no scrape \
+                            "{} with telemetry on: the server answered no scrape \
                              (is {TELEMETRY_ENV} honoured by {}?)",
-                            peer.path.display()
+                            job.plan.workload,
+                            job.peer.path.display()
                         ))
                     }
                 }
-                on_ns.push(ns);
-                on_cpu_ns.push(cpu);
+                t.on_ns.push(f.ns);
+                t.on_cpu_ns.push(f.cpu_ns);
             } else {
-                off_ns.push(ns);
-                off_cpu_ns.push(cpu);
+                t.off_ns.push(f.ns);
+                t.off_cpu_ns.push(f.cpu_ns);
             }
         }
     }
-    let per_s = |ns: &[u64]| {
-        let xs: Vec<f64> = ns.iter().map(|&t| size as f64 / (t as f64 / 1e9)).collect();
-        median(&xs).unwrap_or(0.0)
-    };
-    let as_f = |ns: &[u64]| ns.iter().map(|&t| t as f64).collect::<Vec<_>>();
-    let ratio = paired_ratio(&as_f(&on_ns), &as_f(&off_ns)).ok_or("no runs to compare")?;
-    let cpu_ratio = paired_ratio(&as_f(&on_cpu_ns), &as_f(&off_cpu_ns)).ok_or("no CPU times")?;
-    meta.loadavg_end = crate::meta::loadavg();
-    Ok(TelemetryCost {
-        meta,
-        workload: workload.clone(),
-        size,
-        workers,
-        rounds,
-        off_msgs_per_s: per_s(&off_ns),
-        on_msgs_per_s: per_s(&on_ns),
-        off_ns,
-        on_ns,
-        off_cpu_ns,
-        on_cpu_ns,
-        scrapes,
-        ratio,
-        cpu_ratio,
-    })
+    Ok(t)
 }
 
 /// The human-readable summary.
