@@ -195,41 +195,43 @@ fn build_rust(root: &Path, profile: &str, pkgs: &[&str]) -> BTreeMap<String, Str
     }
     // Attribute the failure: build each alone, keep its error text.
     for p in pkgs {
-        let out = Command::new(cargo())
-            .current_dir(root)
-            .args([
-                "build",
-                "--profile",
-                profile,
-                "-p",
-                p,
-                "--message-format",
-                "short",
-            ])
-            .output();
-        match out {
-            Ok(o) if o.status.success() => {}
-            Ok(o) => {
-                let err = String::from_utf8_lossy(&o.stderr);
-                let lines: Vec<&str> = err
-                    .lines()
-                    .filter(|l| l.contains("error"))
-                    .take(3)
-                    .collect();
-                failed.insert(
-                    p.to_string(),
-                    format!(
-                        "build failed: {} (see `cargo build --profile {profile} -p {p}`)",
-                        lines.join(" | ")
-                    ),
-                );
-            }
-            Err(e) => {
-                failed.insert(p.to_string(), format!("could not run cargo: {e}"));
-            }
+        if let Err(why) = build_alone(root, profile, p) {
+            failed.insert(p.to_string(), why);
         }
     }
     failed
+}
+
+/// Builds one Rust peer; the error names the first error lines cargo printed.
+fn build_alone(root: &Path, profile: &str, p: &str) -> Result<(), String> {
+    let out = Command::new(cargo())
+        .current_dir(root)
+        .args([
+            "build",
+            "--profile",
+            profile,
+            "-p",
+            p,
+            "--message-format",
+            "short",
+        ])
+        .output();
+    match out {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => {
+            let err = String::from_utf8_lossy(&o.stderr);
+            let lines: Vec<&str> = err
+                .lines()
+                .filter(|l| l.contains("error"))
+                .take(3)
+                .collect();
+            Err(format!(
+                "build failed: {} (see `cargo build --profile {profile} -p {p}`)",
+                lines.join(" | ")
+            ))
+        }
+        Err(e) => Err(format!("could not run cargo: {e}")),
+    }
 }
 
 /// Builds a peer that is a workspace of its own (`OWN_WORKSPACE_PEERS`).
@@ -390,60 +392,18 @@ pub fn select(spec: &str, opts: &BuildOptions) -> Result<Vec<String>, String> {
 pub fn discover(names: &[String], opts: &BuildOptions) -> Vec<PeerInfo> {
     let root = workspace_root();
     let target = target_dir(&root);
-    let bin_dir = target.join(profile_dir(&opts.cargo_profile));
-    let go_bin = target.join("go").join("peer-go");
-
-    let mut build_errors: BTreeMap<String, String> = BTreeMap::new();
     let extra: BTreeMap<&str, &PathBuf> = opts.extra.iter().map(|(n, p)| (n.as_str(), p)).collect();
-    if !opts.no_build {
-        let pkgs: Vec<&str> = RUST_PEERS
-            .iter()
-            .filter(|(n, _, _)| names.iter().any(|x| x == n) && !extra.contains_key(n))
-            .map(|(_, pkg, _)| *pkg)
-            .collect();
-        let failed = build_rust(&root, &opts.cargo_profile, &pkgs);
-        for (name, pkg, _) in RUST_PEERS {
-            if let Some(e) = failed.get(*pkg) {
-                build_errors.insert(name.to_string(), e.clone());
-            }
-        }
-        for (name, dir, _) in OWN_WORKSPACE_PEERS {
-            if names.iter().any(|n| n == name) && !extra.contains_key(name) {
-                let own_target = target.join(name);
-                if let Err(e) =
-                    build_own_workspace(&root.join(dir), &own_target, &opts.cargo_profile)
-                {
-                    build_errors.insert(name.to_string(), e);
-                }
-            }
-        }
-        if names.iter().any(|n| n == "go") && !extra.contains_key("go") {
-            if let Err(e) = build_go(&root, &go_bin) {
-                build_errors.insert("go".into(), e);
-            }
-        }
-    }
-
+    let build_errors = if opts.no_build {
+        BTreeMap::new()
+    } else {
+        build_peers(&root, &target, names, opts, &extra)
+    };
     names
         .iter()
         .map(|name| {
-            let path = if let Some(p) = extra.get(name.as_str()) {
-                (*p).clone()
-            } else if name == "go" {
-                go_bin.clone()
-            } else if let Some((_, _, bin)) = OWN_WORKSPACE_PEERS.iter().find(|(n, _, _)| n == name)
-            {
-                target
-                    .join(name.as_str())
-                    .join(profile_dir(&opts.cargo_profile))
-                    .join(bin)
-            } else {
-                let bin = RUST_PEERS
-                    .iter()
-                    .find(|(n, _, _)| n == name)
-                    .map(|(_, _, b)| *b)
-                    .unwrap_or("?");
-                bin_dir.join(bin)
+            let path = match extra.get(name.as_str()) {
+                Some(p) => (*p).clone(),
+                None => built_path(&target, &opts.cargo_profile, name),
             };
             let available = if let Some(e) = build_errors.get(name) {
                 Err(e.clone())
@@ -466,6 +426,65 @@ pub fn discover(names: &[String], opts: &BuildOptions) -> Vec<PeerInfo> {
             }
         })
         .collect()
+}
+
+/// Builds the named peers that are not `extra` binaries: the Rust peers of
+/// this workspace in one cargo call, those with a workspace of their own,
+/// and the Go peer; returns the peers that failed, with why.
+fn build_peers(
+    root: &Path,
+    target: &Path,
+    names: &[String],
+    opts: &BuildOptions,
+    extra: &BTreeMap<&str, &PathBuf>,
+) -> BTreeMap<String, String> {
+    let mut build_errors: BTreeMap<String, String> = BTreeMap::new();
+    let pkgs: Vec<&str> = RUST_PEERS
+        .iter()
+        .filter(|(n, _, _)| names.iter().any(|x| x == n) && !extra.contains_key(n))
+        .map(|(_, pkg, _)| *pkg)
+        .collect();
+    let failed = build_rust(root, &opts.cargo_profile, &pkgs);
+    for (name, pkg, _) in RUST_PEERS {
+        if let Some(e) = failed.get(*pkg) {
+            build_errors.insert(name.to_string(), e.clone());
+        }
+    }
+    for (name, dir, _) in OWN_WORKSPACE_PEERS {
+        if names.iter().any(|n| n == name) && !extra.contains_key(name) {
+            let own_target = target.join(name);
+            if let Err(e) = build_own_workspace(&root.join(dir), &own_target, &opts.cargo_profile) {
+                build_errors.insert(name.to_string(), e);
+            }
+        }
+    }
+    if names.iter().any(|n| n == "go") && !extra.contains_key("go") {
+        if let Err(e) = build_go(root, &go_bin(target)) {
+            build_errors.insert("go".into(), e);
+        }
+    }
+    build_errors
+}
+
+/// The Go peer's binary.
+fn go_bin(target: &Path) -> PathBuf {
+    target.join("go").join("peer-go")
+}
+
+/// Where the build puts peer `name`'s binary under `target`.
+fn built_path(target: &Path, profile: &str, name: &str) -> PathBuf {
+    if name == "go" {
+        go_bin(target)
+    } else if let Some((_, _, bin)) = OWN_WORKSPACE_PEERS.iter().find(|(n, _, _)| *n == name) {
+        target.join(name).join(profile_dir(profile)).join(bin)
+    } else {
+        let bin = RUST_PEERS
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, _, b)| *b)
+            .unwrap_or("?");
+        target.join(profile_dir(profile)).join(bin)
+    }
 }
 
 #[cfg(test)]
