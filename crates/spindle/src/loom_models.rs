@@ -1,20 +1,46 @@
-//! Loom models of the runtime's lock-free protocols, run on the real code:
+//! Loom models of the task state word, run on the real code, and the
+//! scheduler that they and the queue and scope models run tasks on
+//! (`TestSched`).
+//!
+//! - `task_*`: wake while running, wake after complete, abort racing
+//!   completion, join-waker registration racing completion, the handle
+//!   dropped racing completion, and the joiner's exclusive run
+//!   (`State::claim_alone`) racing a waker its poll handed to another
+//!   thread.
+//!
+//! Every loom model of the workspace, each in a `loom_model` module beside
+//! the code it checks (`#[cfg(all(test, loom))]`) unless named otherwise:
+//!
+//! - `sched/queue.rs`: the local ring's pop and push/overflow racing a
+//!   steal (capacity 4 under loom), every task seen exactly once.
+//! - `sched/multi_thread/loom_model.rs`: the sleep/wake protocol of
+//!   `idle.rs` through the real worker loop (`park_*`: a task pushed while
+//!   a worker goes to sleep is never stranded; a lost wake-up shows as a
+//!   loom deadlock), a retake racing a local spawn, fresh tasks reaching
+//!   another worker.
+//! - `sched/doze.rs`: a waking worker never leaves the monitor dozing.
+//! - `sched/driver.rs`: a timer armed during, or behind, the driver's turn
+//!   is not missed.
+//! - `sched/hook.rs`: a runtime's hold units racing back to zero free its
+//!   state once.
+//! - `sched/lent.rs`: borrows, visits and the owner's take-away never share
+//!   the lent core.
+//! - `scope.rs`: a child listing itself racing a cancel, an escaped spawn
+//!   racing the scope's return, units taken ahead and given back elsewhere.
+//! - `chan/spin.rs`: two holds of the spin lock never overlap.
+//! - `chan/waiters.rs`: capped wake-ups are passed on.
+//! - `tests/loom_chan.rs`: the channels, through their public API.
+//! - `spindle-actor/src/loom_models.rs`: the actor ring and its wake-up
+//!   slots.
+//!
+//! All of them (as `scripts/test-all` runs them):
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 \
-//!     cargo test -p spindle --release --lib loom_models
+//!     cargo test -p spindle --release --lib --test 'loom_*'
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 \
+//!     cargo test -p spindle-actor --release --lib
 //! ```
-//!
-//! - `queue_*`: the local ring's push / pop / steal-half / overflow races
-//!   (capacity 4 under loom), every task seen exactly once.
-//! - `task_*`: the state word: wake while running, wake after complete,
-//!   abort racing completion, join-waker registration racing completion,
-//!   and the joiner's exclusive run (`State::claim_alone`) racing a waker
-//!   its poll handed to another thread.
-//! - `park_*`: the sleep/wake protocol of `idle.rs` through the real worker
-//!   loop pieces (`sched/multi_thread/loom_model.rs`): a task pushed while
-//!   a worker goes to sleep is never stranded (a lost wake-up shows as a
-//!   loom deadlock).
 
 use crate::loom::{lock, Arc, AtomicUsize, Mutex, Ordering::SeqCst};
 use crate::task::registry::Key;
