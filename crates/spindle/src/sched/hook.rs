@@ -3,7 +3,7 @@
 //! would, without an atomic read-modify-write per task.
 //!
 //! An `Arc` clone at every spawn and a drop at every free were two of the
-//! five locked instructions a fork-join cost (`docs/profiles.md`). Instead,
+//! locked instructions a fork-join cost (`docs/profiles.md`). Instead,
 //! a hook owns one *unit* of its state's [`Units`], and the units out,
 //! together, hold one strong count of the state's `Arc`:
 //!

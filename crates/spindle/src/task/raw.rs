@@ -453,7 +453,7 @@ impl<F: Future, S: Schedule> Harness<F, S> {
     /// The future is dropped in place, never moved out first: it is pinned
     /// in the cell (`poll_future`), and a pinned value must be dropped where
     /// it lies (self-referential futures and intrusive waiter lists rely on
-    /// it; `tests/rt.rs` checks with a probe that notes its address).
+    /// it; `tests/cancel.rs` checks with a probe that notes its address).
     fn cancel_stage(&self) {
         self.cell().stage.with_mut(|p| {
             // SAFETY: the caller is the poller and owns the stage; `p` is

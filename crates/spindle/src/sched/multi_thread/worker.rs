@@ -405,10 +405,9 @@ impl WorkerCtx {
     /// Woken tasks wait for the end of what woke them (`schedule_local`),
     /// here the batch: one notify per batch, not one at its second task. An
     /// idle worker woken mid-batch takes a CPU from this thread while it is
-    /// still dispatching (on 2 cores with the echo benchmark's load
-    /// generator beside it, the two workers woke each other 3,400-4,400
-    /// times a second and preempted each other 3,000-3,400 times; ~1,200 and
-    /// 500-1,000 this way; Tokio also notifies after its driver returns).
+    /// still dispatching, and the two then preempt each other several
+    /// times as often as they do this way (counts in `docs/profiles.md`,
+    /// echo). Tokio also notifies after its driver returns.
     fn dispatch(&self, core: Box<Core>, f: impl FnOnce()) -> Option<Box<Core>> {
         self.lent.lend(core);
         f();
