@@ -10,11 +10,12 @@
 //! Built on `std::sync` directly (not `crate::loom`): it is a plain
 //! lock-protected protocol, and it needs `Weak`, which loom lacks.
 
+use crate::loom::lock_std;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering::*};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll, Waker};
 
 /// Cancels a tree of work: `cancel()` wakes every `cancelled().await` on this
@@ -63,7 +64,7 @@ impl CancellationToken {
     /// A token cancelled with this one (and by itself alone).
     pub fn child_token(&self) -> CancellationToken {
         let child = CancellationToken::new();
-        let mut w = lock(&self.node.inner);
+        let mut w = lock_std(&self.node.inner);
         if self.node.cancelled.load(Acquire) {
             child.node.cancelled.store(true, Release);
         } else {
@@ -122,7 +123,7 @@ fn cancel_node(root: &Node) {
 /// its children, to cancel next.
 fn cancel_one(node: &Node) -> Vec<Weak<Node>> {
     let (wakers, children) = {
-        let mut w = lock(&node.inner);
+        let mut w = lock_std(&node.inner);
         if node.cancelled.swap(true, AcqRel) {
             return Vec::new();
         }
@@ -152,7 +153,7 @@ impl Future for Cancelled<'_> {
         if node.cancelled.load(Acquire) {
             return Poll::Ready(());
         }
-        let mut w = lock(&node.inner);
+        let mut w = lock_std(&node.inner);
         if node.cancelled.load(Acquire) {
             return Poll::Ready(());
         }
@@ -181,17 +182,13 @@ impl Future for Cancelled<'_> {
 impl Drop for Cancelled<'_> {
     fn drop(&mut self) {
         if let Some(i) = self.slot {
-            let mut w = lock(&self.token.node.inner);
+            let mut w = lock_std(&self.token.node.inner);
             if !self.token.node.cancelled.load(Acquire) && i < w.wakers.len() {
                 w.wakers[i] = None;
                 w.free.push(i);
             }
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

@@ -77,6 +77,12 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     }
 }
 
+/// [`lock`] for a `std::sync::Mutex` that stays std under loom, guarding
+/// state the models do not explore.
+pub(crate) fn lock_std<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A Release store to an atomic that other threads change only by RMW
 /// (a lock word, a hand-over slot). In the C++ model an RMW reads the last
 /// value in the location's modification order ([atomics.order] p10), so

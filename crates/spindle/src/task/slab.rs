@@ -55,11 +55,12 @@
 //!   live tasks peak at N keeps N cells' worth of memory for later tasks.
 //!   Magazines borrow their depot, so none outlives it.
 
+use crate::loom::lock_std;
 use std::alloc::Layout;
 use std::mem;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 /// Size classes are multiples of this, which is also every block's least alignment.
 const GRANULE: usize = 8;
@@ -156,12 +157,6 @@ fn first_touch_is_slow(start: NonNull<u8>) -> bool {
         let _ = start;
         false
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Nothing panics while holding these locks but an allocation failure,
-    // which aborts; a poisoned lock still guards consistent data.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// A free block: its first word links to the next free block of its stack.
@@ -269,7 +264,7 @@ impl Depot {
         if self.stocked[class].load(Relaxed) == 0 {
             return None;
         }
-        let mut full = lock(&self.full[class]);
+        let mut full = lock_std(&self.full[class]);
         let stack = full.pop();
         self.stocked[class].store(full.len(), Relaxed);
         stack
@@ -277,19 +272,19 @@ impl Depot {
 
     fn give(&self, class: usize, stack: Stack) {
         debug_assert!(stack.len > 0);
-        let mut full = lock(&self.full[class]);
+        let mut full = lock_std(&self.full[class]);
         full.push(stack);
         self.stocked[class].store(full.len(), Relaxed);
     }
 
     fn global(&self, layout: Layout) -> NonNull<u8> {
         let p = global_alloc(layout);
-        lock(&self.owned).push((OwnedPtr(p), layout));
+        lock_std(&self.owned).push((OwnedPtr(p), layout));
         p
     }
 
     fn region(&self) -> Bump {
-        if let Some(tail) = lock(&self.tails).pop() {
+        if let Some(tail) = lock_std(&self.tails).pop() {
             return tail;
         }
         // Two threads may both see the slab just under `HUGE_AFTER`: one
@@ -468,7 +463,7 @@ impl Drop for Magazines<'_> {
         let tail = mem::replace(&mut self.bump, Bump::EMPTY);
         // Kept only if any block fits after any alignment pad (`cut`).
         if tail.room() >= MAX_SIZE + GRANULE {
-            lock(&self.depot.tails).push(tail);
+            lock_std(&self.depot.tails).push(tail);
         }
     }
 }
@@ -601,7 +596,7 @@ mod tests {
                 // producer never touches them again.
                 unsafe { free_all(&mut consumer, c48, { handed }.0) };
                 // The consumer keeps two stacks; the rest went to the depot.
-                assert_eq!(lock(&depot.full[c48]).len(), 2);
+                assert_eq!(lock_std(&depot.full[c48]).len(), 2);
                 assert_eq!(depot.stocked[c48].load(Relaxed), 2);
             });
         });
@@ -632,7 +627,7 @@ mod tests {
             let blocks: Vec<_> = (0..n).map(|_| producer.alloc(class(80))).collect();
             // SAFETY: from this depot, class(80), not used again.
             unsafe { free_all(&mut consumer, class(80), blocks) };
-            taken.push(lock(&depot.owned).len());
+            taken.push(lock_std(&depot.owned).len());
         }
         assert!(
             taken[1..].iter().all(|&t| t == taken[1]),
@@ -671,7 +666,7 @@ mod tests {
             blocks.push(mags.alloc(c512));
         }
         let small = HUGE_AFTER / SMALL_REGION;
-        let owned = lock(&depot.owned);
+        let owned = lock_std(&depot.owned);
         assert_eq!(owned.len(), small + 1);
         assert!(owned[..small].iter().all(|(_, l)| l.size() == SMALL_REGION));
         let (start, layout) = &owned[small];
@@ -692,7 +687,7 @@ mod tests {
             depot.region();
         }
         let huge = |d: &Depot| {
-            let owned = lock(&d.owned);
+            let owned = lock_std(&d.owned);
             let (start, layout) = owned.last().expect("a region");
             (layout.size(), layout.align(), start.0.as_ptr().addr())
         };
