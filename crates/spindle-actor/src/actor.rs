@@ -16,6 +16,7 @@
 //! - The counters are written only by the thread polling the actor (one at
 //!   a time) and read by the telemetry sampler with Relaxed loads.
 
+use crate::loom::lock_std;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -120,7 +121,7 @@ impl ActorCell {
 
     /// Stores the waker of the poll about to run (see the invariants).
     pub(crate) fn set_waker(&self, w: &Waker) {
-        let mut g = self.waker.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = lock_std(&self.waker);
         match &*g {
             Some(old) if old.will_wake(w) => {}
             _ => *g = Some(w.clone()),
@@ -130,7 +131,7 @@ impl ActorCell {
     /// A shutdown request reaching this actor: interrupt its current wait.
     pub(crate) fn give_notice(&self) {
         self.notice.store(true, Ordering::SeqCst);
-        let w = self.waker.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let w = lock_std(&self.waker).clone();
         if let Some(w) = w {
             w.wake();
         }
@@ -154,14 +155,11 @@ impl ActorCell {
     }
 
     pub(crate) fn set_failure(&self, why: String) {
-        *self.last_failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+        *lock_std(&self.last_failure) = Some(why);
     }
 
     pub(crate) fn last_failure(&self) -> Option<String> {
-        self.last_failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock_std(&self.last_failure).clone()
     }
 }
 

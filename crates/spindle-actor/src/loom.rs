@@ -63,6 +63,12 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     }
 }
 
+/// [`lock`] for a `std::sync::Mutex` that stays std under loom, guarding
+/// state the models do not explore.
+pub(crate) fn lock_std<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Pads and aligns a value to a cache line pair, so that the producer's and
 /// the consumer's index never share a line (128 bytes also covers the
 /// adjacent-line prefetcher on x86-64).

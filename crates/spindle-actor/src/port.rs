@@ -26,9 +26,10 @@
 //!   run's head, innocent messages would be dead-lettered a few failures at
 //!   a time until the bad one reached the head.)
 
+use crate::loom::lock_std;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::actor::{self, ActorCell};
 use crate::error::PortError;
@@ -70,10 +71,6 @@ pub(crate) struct ChannelShared<T> {
     dead_letters: AtomicU64,
     /// Dead letters no sink took (none set, or it was full or closed).
     dead_letters_dropped: AtomicU64,
-}
-
-fn lock<E>(m: &Mutex<E>) -> MutexGuard<'_, E> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl<T: Send + 'static> ChannelShared<T> {
@@ -128,7 +125,7 @@ impl<T> ChannelShared<T> {
     }
 
     pub(crate) fn release_producer(&self, p: Producer<T>) {
-        let mut g = lock(&self.producer);
+        let mut g = lock_std(&self.producer);
         match *g {
             EndSlot::Held {
                 retire_on_release: true,
@@ -144,7 +141,7 @@ impl<T> ChannelShared<T> {
     pub(crate) fn release_consumer(&self, mut st: ConsumerState<T>) {
         st.peeked_at_release = (st.peeked > 0).then(|| (st.cons.head(), st.peeked));
         st.peeked = 0;
-        let mut g = lock(&self.consumer);
+        let mut g = lock_std(&self.consumer);
         match *g {
             EndSlot::Held {
                 retire_on_release: true,
@@ -238,7 +235,7 @@ impl<T: Send + 'static> ChannelInfo for ChannelShared<T> {
     }
 
     fn retire_writer(&self) {
-        let mut g = lock(&self.producer);
+        let mut g = lock_std(&self.producer);
         match std::mem::replace(&mut *g, EndSlot::Retired) {
             EndSlot::Free(p) => {
                 drop(g);
@@ -254,7 +251,7 @@ impl<T: Send + 'static> ChannelInfo for ChannelShared<T> {
     }
 
     fn retire_reader(&self) {
-        let mut g = lock(&self.consumer);
+        let mut g = lock_std(&self.consumer);
         match std::mem::replace(&mut *g, EndSlot::Retired) {
             EndSlot::Free(c) => {
                 drop(g);
@@ -270,7 +267,7 @@ impl<T: Send + 'static> ChannelInfo for ChannelShared<T> {
     }
 
     fn after_reader_failure(&self, limit: u32) -> Option<u64> {
-        let mut g = lock(&self.consumer);
+        let mut g = lock_std(&self.consumer);
         let EndSlot::Free(st) = &mut *g else {
             return None;
         };
@@ -295,7 +292,7 @@ impl<T: Send + 'static> ChannelInfo for ChannelShared<T> {
         let msg = st.cons.try_pop()?;
         drop(g);
         self.dead_letters.fetch_add(1, Ordering::Relaxed);
-        let sink = lock(&self.dead_letter).clone();
+        let sink = lock_std(&self.dead_letter).clone();
         // No sink, or a full or closed one, drops the message: counted as
         // lost (a report with any is not clean).
         if sink.is_none_or(|tx| tx.try_send(msg).is_err()) {
@@ -344,7 +341,7 @@ impl<T> TxHandle<T> {
     pub fn lock(&self) -> Result<Tx<T>, PortError> {
         let s = &self.shared;
         s.check_owner(&s.writer, "write")?;
-        let mut g = lock(&s.producer);
+        let mut g = lock_std(&s.producer);
         match std::mem::replace(
             &mut *g,
             EndSlot::Held {
@@ -388,7 +385,7 @@ impl<T> RxHandle<T> {
     pub fn lock(&self) -> Result<Rx<T>, PortError> {
         let s = &self.shared;
         s.check_owner(&s.reader, "read")?;
-        let mut g = lock(&s.consumer);
+        let mut g = lock_std(&s.consumer);
         match std::mem::replace(
             &mut *g,
             EndSlot::Held {

@@ -11,9 +11,10 @@
 //! - At most one guard exists at a time ([`ActorState::lock`] fails
 //!   otherwise); the guard is `Send`, so it may be held across `.await`.
 
+use crate::loom::lock_std;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 /// State kept across restarts of an actor: create it outside the actor's
 /// closure, clone it in, and [`lock`](ActorState::lock) it in each run.
@@ -41,10 +42,6 @@ impl<T> Default for ActorState<T> {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl<T> ActorState<T> {
     /// State starting as `value`.
     pub fn new(value: T) -> ActorState<T> {
@@ -65,7 +62,7 @@ impl<T> ActorState<T> {
     /// time. Panics if another guard holds it (two runs of one actor never
     /// overlap, so that is a bug in the caller).
     pub fn lock_or_init(&self, init: impl FnOnce() -> T) -> StateGuard<T> {
-        let mut g = lock(&self.cell);
+        let mut g = lock_std(&self.cell);
         let value = match std::mem::replace(&mut *g, Slot::Held) {
             Slot::Here(v) => v,
             Slot::Empty => {
@@ -98,7 +95,7 @@ impl<T> ActorState<T> {
     where
         T: Clone,
     {
-        match &*lock(&self.cell) {
+        match &*lock_std(&self.cell) {
             Slot::Here(v) => Some(v.clone()),
             _ => None,
         }
@@ -106,7 +103,7 @@ impl<T> ActorState<T> {
 
     /// Takes the value out for good (after the graph stopped, say).
     pub fn take(&self) -> Option<T> {
-        let mut g = lock(&self.cell);
+        let mut g = lock_std(&self.cell);
         match std::mem::replace(&mut *g, Slot::Empty) {
             Slot::Here(v) => Some(v),
             other => {
@@ -119,7 +116,7 @@ impl<T> ActorState<T> {
 
 impl<T> fmt::Debug for ActorState<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = match &*lock(&self.cell) {
+        let s = match &*lock_std(&self.cell) {
             Slot::Empty => "empty",
             Slot::Here(_) => "here",
             Slot::Held => "held",
@@ -150,7 +147,7 @@ impl<T> DerefMut for StateGuard<T> {
 impl<T> Drop for StateGuard<T> {
     fn drop(&mut self) {
         if let Some(v) = self.value.take() {
-            *lock(&self.cell) = Slot::Here(v);
+            *lock_std(&self.cell) = Slot::Here(v);
         }
     }
 }

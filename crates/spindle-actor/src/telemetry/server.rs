@@ -14,6 +14,7 @@
 //! [`TelemetryServer::stop`] ends serving; the listener closes before it
 //! returns.
 
+use crate::loom::lock_std;
 use std::net::{Shutdown, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -112,7 +113,7 @@ async fn accept_and_sample(
         spindle::select! {
             biased;
             _ = stopped.recv() => return,
-            _ = ticks.tick() => lock(&sampler).tick(&graph),
+            _ = ticks.tick() => lock_std(&sampler).tick(&graph),
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     if failing {
@@ -153,12 +154,6 @@ impl Drop for OpenSlot {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
-}
-
-/// The sampler, whoever panicked while holding it (its data is counters
-/// and windows: a half-done tick is still a valid sample set).
-fn lock(sampler: &Mutex<Sampler>) -> std::sync::MutexGuard<'_, Sampler> {
-    sampler.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Reads one request, answers it, closes. A client that goes away or takes
@@ -204,7 +199,7 @@ fn route(req: &http::Request<'_>, graph: &GraphShared, sampler: &Mutex<Sampler>)
         r.allow = Some("GET, HEAD");
         return r;
     }
-    let snapshot = || lock(sampler).snapshot(graph);
+    let snapshot = || lock_std(sampler).snapshot(graph);
     let (body, content_type) = match req.path {
         "/" | "/index.html" => (super::page::PAGE.to_string(), "text/html; charset=utf-8"),
         "/graph.dot" => (render::dot(&snapshot()), "text/vnd.graphviz; charset=utf-8"),
