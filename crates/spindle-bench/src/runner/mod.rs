@@ -1,10 +1,7 @@
 //! Running peers: one process per measured run, checked, and the suite loop.
 //!
-//! [`run_process`] starts a peer in its own process group, drains its stdout
-//! and stderr on two threads, and reaps it with `wait4` on a third, which
-//! gives the wall time (spawn to reap), user and system CPU time and peak RSS
-//! of that process alone. Past the time limit the whole process group gets
-//! SIGKILL and the run is reported as timed out.
+//! [`run_process`] (`process.rs`) runs and measures one peer process;
+//! [`check_run`] (`check.rs`) checks its result line against what was asked.
 //!
 //! [`run_suite`] runs a plan: for each workload, a warm-up round and then the
 //! counted rounds, every peer once per round in the same order (round r:
@@ -18,247 +15,21 @@
 //! - a peer that exits with status 3 marks the row unsupported, not failed;
 //! - every peer in a plan gets the same `workers`.
 
+mod check;
+mod process;
+
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Read, Write};
-use std::os::unix::process::CommandExt;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+pub use check::{check_run, parse_result_line, ResultLine, EXIT_UNSUPPORTED};
+pub use process::{own_peak_rss, run_process, tail, Exit, Outcome};
+
 use crate::peers::Peer;
 use crate::workloads::{Profile, Workload};
-
-/// Exit status of a peer asked for a workload it cannot express.
-pub const EXIT_UNSUPPORTED: i32 = 3;
-
-/// How a peer process ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Exit {
-    Code(i32),
-    Signal(i32),
-    TimedOut,
-}
-
-/// One finished process, measured from outside.
-#[derive(Debug, Clone)]
-pub struct Outcome {
-    pub exit: Exit,
-    pub stdout: String,
-    pub stderr: String,
-    pub wall_ns: u64,
-    pub user_ns: u64,
-    pub sys_ns: u64,
-    pub peak_rss_bytes: u64,
-    /// The harness's own peak RSS when it started the process: a child's
-    /// `ru_maxrss` never reads below it (Linux carries the spawning
-    /// process's high-water mark across exec), so a peak at or under this
-    /// floor means "at most this much".
-    pub rss_floor_bytes: u64,
-}
-
-/// This process's own memory high-water mark (`VmHWM`), the floor every
-/// child inherits. Not `getrusage(RUSAGE_SELF)`: that one also carries the
-/// high-water mark of whatever exec'd us (cargo, under `cargo run`).
-pub fn own_peak_rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map(|kb| kb * 1024)
-        .unwrap_or(0)
-}
-
-fn tv_ns(tv: libc::timeval) -> u64 {
-    tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000
-}
-
-/// Runs `bin args…` (with `env` added to this process's environment) to
-/// completion or until `timeout`, measuring it.
-pub fn run_process(
-    bin: &Path,
-    args: &[String],
-    env: &[(&str, &str)],
-    timeout: Duration,
-) -> std::io::Result<Outcome> {
-    let rss_floor_bytes = own_peak_rss();
-    let start = Instant::now();
-    let mut child = Command::new(bin)
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()?;
-    let pid = child.id() as libc::pid_t;
-    let out_t = drain(child.stdout.take().expect("piped stdout"));
-    let err_t = drain(child.stderr.take().expect("piped stderr"));
-    let rx = reap(pid, start);
-    let mut timed_out = false;
-    let reaped = match rx.recv_timeout(timeout) {
-        Ok(r) => r,
-        Err(_) => {
-            timed_out = true;
-            // SAFETY: kill(2) on our child's process group; no memory involved.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-            rx.recv()
-                .map_err(|_| std::io::Error::other("wait thread vanished"))?
-        }
-    }?;
-    drop(child);
-    let Reaped { status, ru, wall } = reaped;
-    let exit = if timed_out {
-        Exit::TimedOut
-    } else if libc::WIFEXITED(status) {
-        Exit::Code(libc::WEXITSTATUS(status))
-    } else {
-        Exit::Signal(libc::WTERMSIG(status))
-    };
-    // A grandchild could keep a pipe open; don't wait for it forever.
-    let stdout = join_with_limit(out_t);
-    let stderr = join_with_limit(err_t);
-    Ok(Outcome {
-        exit,
-        stdout,
-        stderr,
-        wall_ns: wall.as_nanos() as u64,
-        user_ns: tv_ns(ru.ru_utime),
-        sys_ns: tv_ns(ru.ru_stime),
-        peak_rss_bytes: ru.ru_maxrss as u64 * 1024,
-        rss_floor_bytes,
-    })
-}
-
-/// Reads a child's pipe to its end on a thread of its own, as text.
-fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = pipe.read_to_end(&mut s);
-        String::from_utf8_lossy(&s).into_owned()
-    })
-}
-
-/// A reaped child: its wait status, its resource usage, and the time from
-/// `start` to its reaping.
-struct Reaped {
-    status: libc::c_int,
-    ru: libc::rusage,
-    wall: Duration,
-}
-
-/// Reaps child `pid` with `wait4` on a thread of its own, which sends the
-/// result once.
-fn reap(pid: libc::pid_t, start: Instant) -> mpsc::Receiver<std::io::Result<Reaped>> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut status: libc::c_int = 0;
-        // SAFETY: an all-zero rusage is a valid value of this plain C struct.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        loop {
-            // SAFETY: `pid` is our own unreaped child (std never waits for it:
-            // we never call `wait` on the `Child`); both out-pointers are valid.
-            let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-            if r == pid {
-                break;
-            }
-            if r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                continue;
-            }
-            let _ = tx.send(Err(std::io::Error::last_os_error()));
-            return;
-        }
-        let wall = start.elapsed();
-        let _ = tx.send(Ok(Reaped { status, ru, wall }));
-    });
-    rx
-}
-
-fn join_with_limit(t: std::thread::JoinHandle<String>) -> String {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while !t.is_finished() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    if t.is_finished() {
-        t.join().unwrap_or_default()
-    } else {
-        String::from("<output still open after exit>")
-    }
-}
-
-/// The last `lines` lines of a text, for error messages.
-pub fn tail(s: &str, lines: usize) -> String {
-    let v: Vec<&str> = s.trim_end().lines().collect();
-    v[v.len().saturating_sub(lines)..].join(" | ")
-}
-
-/// The parsed `SPINDLE-BENCH …` result line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResultLine {
-    pub workload: String,
-    pub peer: String,
-    pub size: u64,
-    pub workers: u64,
-    pub result: String,
-    pub ops: u64,
-    pub ns: u64,
-    pub extra: BTreeMap<String, String>,
-}
-
-/// Finds and parses the result line in a peer's stdout.
-pub fn parse_result_line(stdout: &str) -> Result<ResultLine, String> {
-    let lines: Vec<&str> = stdout
-        .lines()
-        .filter(|l| l.starts_with("SPINDLE-BENCH "))
-        .collect();
-    let line = match lines.as_slice() {
-        [one] => *one,
-        [] => return Err("no `SPINDLE-BENCH` result line on stdout".into()),
-        _ => {
-            return Err(format!(
-                "{} result lines on stdout, expected one",
-                lines.len()
-            ))
-        }
-    };
-    let mut kv = BTreeMap::new();
-    for field in line.split_whitespace().skip(1) {
-        let (k, v) = field
-            .split_once('=')
-            .ok_or_else(|| format!("field `{field}` is not key=value"))?;
-        kv.insert(k.to_string(), v.to_string());
-    }
-    let mut take = |k: &str| {
-        kv.remove(k)
-            .ok_or_else(|| format!("result line lacks `{k}=`"))
-    };
-    let num = |k: &str, v: String| {
-        v.parse::<u64>()
-            .map_err(|_| format!("`{k}={v}` is not a non-negative integer"))
-    };
-    let workload = take("workload")?;
-    let peer = take("peer")?;
-    let size = num("size", take("size")?)?;
-    let workers = num("workers", take("workers")?)?;
-    let result = take("result")?;
-    let ops = num("ops", take("ops")?)?;
-    let ns = num("ns", take("ns")?)?;
-    Ok(ResultLine {
-        workload,
-        peer,
-        size,
-        workers,
-        result,
-        ops,
-        ns,
-        extra: kv,
-    })
-}
 
 /// One counted run of a row.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -344,60 +115,6 @@ impl Plan {
     pub fn rounds_for(&self, w: &Workload) -> u32 {
         self.warmup + self.runs_for(w)
     }
-}
-
-/// Checks one run's outcome against what was asked; `Ok` carries the parsed line.
-pub fn check_run(
-    w: &Workload,
-    size: u64,
-    workers: usize,
-    expected: &str,
-    o: &Outcome,
-) -> Result<ResultLine, Status> {
-    let why = |msg: String| {
-        let t = tail(&o.stderr, 5);
-        Status::Failed(if t.is_empty() {
-            msg
-        } else {
-            format!("{msg}; stderr: {t}")
-        })
-    };
-    match &o.exit {
-        Exit::TimedOut => return Err(why("timed out".into())),
-        Exit::Signal(s) => return Err(why(format!("killed by signal {s}"))),
-        Exit::Code(EXIT_UNSUPPORTED) => {
-            let reason = o.stderr.trim();
-            return Err(Status::Unsupported(if reason.is_empty() {
-                "unsupported".into()
-            } else {
-                tail(reason, 2)
-            }));
-        }
-        Exit::Code(0) => {}
-        Exit::Code(c) => return Err(why(format!("exit status {c}"))),
-    }
-    let line = parse_result_line(&o.stdout).map_err(why)?;
-    if line.workload != w.name || line.size != size || line.workers != workers as u64 {
-        return Err(why(format!(
-            "result line answers workload={} size={} workers={}, asked {} {} {}",
-            line.workload, line.size, line.workers, w.name, size, workers
-        )));
-    }
-    if line.result != expected {
-        return Err(why(format!(
-            "wrong result: got {}, expected {}",
-            line.result, expected
-        )));
-    }
-    let ops = w.expected_ops(size, workers);
-    if line.ops != ops {
-        return Err(why(format!(
-            "ops={} but the catalogue counts {ops} for this size",
-            line.ops
-        )));
-    }
-    crate::witness::check(w.name, size, &line.extra).map_err(why)?;
-    Ok(line)
 }
 
 /// Progress on stderr: one rewritten line on a terminal, a line per workload otherwise.
@@ -698,67 +415,5 @@ mod tests {
             "lower middle"
         );
         assert_eq!(median_run(&runs(&[5, 9, 1, 7, 3])), Some(0));
-    }
-
-    #[test]
-    fn parses_a_result_line_with_extras() {
-        let out = "noise\nSPINDLE-BENCH workload=blocking_pressure peer=go size=20 workers=2 result=160 ops=160 ns=123456 beats=95 due=100\n";
-        let l = parse_result_line(out).unwrap();
-        assert_eq!(l.workload, "blocking_pressure");
-        assert_eq!((l.size, l.workers, l.ops, l.ns), (20, 2, 160, 123456));
-        assert_eq!(l.result, "160");
-        assert_eq!(l.extra.get("beats").map(String::as_str), Some("95"));
-        assert_eq!(l.extra.len(), 2);
-    }
-
-    #[test]
-    fn rejects_malformed_result_lines() {
-        assert!(parse_result_line("nothing here")
-            .unwrap_err()
-            .contains("no `SPINDLE-BENCH`"));
-        let e =
-            parse_result_line("SPINDLE-BENCH workload=x peer=p size=1 workers=1 result=1 ops=1")
-                .unwrap_err();
-        assert!(e.contains("ns"), "{e}");
-        let e = parse_result_line(
-            "SPINDLE-BENCH workload=x peer=p size=-1 workers=1 result=1 ops=1 ns=1",
-        )
-        .unwrap_err();
-        assert!(e.contains("size=-1"), "{e}");
-        let two =
-            "SPINDLE-BENCH workload=x peer=p size=1 workers=1 result=1 ops=1 ns=1\n".repeat(2);
-        assert!(parse_result_line(&two)
-            .unwrap_err()
-            .contains("2 result lines"));
-    }
-
-    #[test]
-    fn measures_a_process_from_outside() {
-        let o = run_process(
-            Path::new("/bin/sh"),
-            &["-c".into(), "echo hi $EXTRA; echo oops >&2; exit 4".into()],
-            &[("EXTRA", "there")],
-            Duration::from_secs(10),
-        )
-        .unwrap();
-        assert_eq!(o.exit, Exit::Code(4));
-        assert_eq!(o.stdout.trim(), "hi there");
-        assert_eq!(o.stderr.trim(), "oops");
-        assert!(o.wall_ns > 0 && o.peak_rss_bytes > 0);
-        assert!(o.rss_floor_bytes > 0 && own_peak_rss() > 0);
-    }
-
-    #[test]
-    fn kills_a_process_past_its_time_limit() {
-        let t = Instant::now();
-        let o = run_process(
-            Path::new("/bin/sh"),
-            &["-c".into(), "sleep 20".into()],
-            &[],
-            Duration::from_millis(200),
-        )
-        .unwrap();
-        assert_eq!(o.exit, Exit::TimedOut);
-        assert!(t.elapsed() < Duration::from_secs(10));
     }
 }
