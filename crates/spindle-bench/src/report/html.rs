@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 
 use super::history::HistoryLine;
 use super::json::{coverage, LatestRun, RowJson, REFERENCES};
-use super::svg::{bar_chart, bar_chart_ref, color, line_chart, Bar, W};
+use super::svg::{bar_chart, bar_chart_ref, color, line_chart, Bar, Series, W};
 use super::table::{fmt_bytes, fmt_ns};
 use crate::workloads::{self, Workload};
 
@@ -302,7 +302,7 @@ fn history_chart(run: &LatestRun, name: &str, r0: &RowJson, history: &[HistoryLi
 }
 
 /// Each peer's median ns/op per run, by the run's index in `runs`.
-fn history_series(hist: &[&HistoryLine], runs: &[HistoryRun]) -> Vec<(String, Vec<(usize, f64)>)> {
+fn history_series(hist: &[&HistoryLine], runs: &[HistoryRun]) -> Vec<Series> {
     let mut series: BTreeMap<String, Vec<(usize, f64)>> = BTreeMap::new();
     for h in hist {
         let Some(i) = runs
@@ -318,9 +318,12 @@ fn history_series(hist: &[&HistoryLine], runs: &[HistoryRun]) -> Vec<(String, Ve
                 .push((i, m / o.max(1) as f64));
         }
     }
-    let mut series: Vec<(String, Vec<(usize, f64)>)> = series.into_iter().collect();
-    for (_, p) in series.iter_mut() {
-        p.sort_by_key(|x| x.0);
+    let mut series: Vec<Series> = series
+        .into_iter()
+        .map(|(peer, points)| Series { peer, points })
+        .collect();
+    for line in series.iter_mut() {
+        line.points.sort_by_key(|x| x.0);
     }
     series
 }

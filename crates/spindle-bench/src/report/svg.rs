@@ -151,6 +151,14 @@ fn draw_bar(s: &mut String, b: &Bar, y: f64, scale: &Scale, fmt: &dyn Fn(f64) ->
     );
 }
 
+/// One line of a line chart: a peer's values, each at the index of its
+/// x label.
+pub(super) struct Series {
+    pub(super) peer: String,
+    /// `(x index, y)`, in x order.
+    pub(super) points: Vec<(usize, f64)>,
+}
+
 /// A line chart's frame: its size, margins, the number of x positions
 /// and the value at the top of the y axis.
 struct Frame {
@@ -172,15 +180,11 @@ impl Frame {
     }
 }
 
-/// A line chart of each series' points `(x index, y)` over `x_labels`.
-pub(super) fn line_chart(
-    title: &str,
-    x_labels: &[String],
-    series: &[(String, Vec<(usize, f64)>)],
-) -> String {
+/// A line chart of each series' points over `x_labels`.
+pub(super) fn line_chart(title: &str, x_labels: &[String], series: &[Series]) -> String {
     let ymax = series
         .iter()
-        .flat_map(|(_, p)| p.iter().map(|(_, y)| *y))
+        .flat_map(|line| line.points.iter().map(|(_, y)| *y))
         .fold(0.0, f64::max)
         * 1.1;
     let f = Frame {
@@ -220,8 +224,8 @@ pub(super) fn line_chart(
             l = esc(l)
         );
     }
-    for (k, (peer, pts)) in series.iter().enumerate() {
-        draw_series(&mut s, &f, k, peer, pts, x_labels);
+    for (k, line) in series.iter().enumerate() {
+        draw_series(&mut s, &f, k, line, x_labels);
     }
     s.push_str("</svg>");
     s
@@ -229,14 +233,8 @@ pub(super) fn line_chart(
 
 /// The `k`th series: its line, a point per run (titled with the run's
 /// label and value), and its key under the chart.
-fn draw_series(
-    s: &mut String,
-    f: &Frame,
-    k: usize,
-    peer: &str,
-    pts: &[(usize, f64)],
-    x_labels: &[String],
-) {
+fn draw_series(s: &mut String, f: &Frame, k: usize, line: &Series, x_labels: &[String]) {
+    let (peer, pts) = (line.peer.as_str(), &line.points);
     let c = color(peer);
     let path: Vec<String> = pts
         .iter()
