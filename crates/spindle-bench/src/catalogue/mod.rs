@@ -2,140 +2,20 @@
 //! [`Workload`]'s sizes, expected-result formula, extra keys, the figures
 //! the seed documents publish for it, and the peers the quick profile
 //! leaves out. The types and the rules they obey are in
-//! [`crate::workloads`]; this file is only the table and what it is built
-//! from.
+//! [`crate::workloads`]; this file is only the table, the formulas are in
+//! `expected.rs` and the published figures' sources in `published.rs`.
 
-use std::fmt::Write as _;
+mod expected;
+mod published;
 
-use crate::workloads::{Published, SeedFigure, Workload};
+pub use expected::tri;
 
-// ---- expected-result formulas ------------------------------------------------
-
-/// T(n) = n(n-1)/2, the sum of 0..n.
-pub fn tri(n: u64) -> u128 {
-    let n = n as u128;
-    if n == 0 {
-        0
-    } else {
-        n * (n - 1) / 2
-    }
-}
-
-fn e_tri(n: u64, _: usize) -> String {
-    tri(n).to_string()
-}
-fn e_sum_1_to_n(n: u64, _: usize) -> String {
-    tri(n + 1).to_string()
-}
-fn e_fib(n: u64, _: usize) -> String {
-    let (mut a, mut b) = (0u128, 1u128);
-    for _ in 0..n {
-        (a, b) = (b, a + b);
-    }
-    a.to_string()
-}
-fn e_sum_squares(n: u64, _: usize) -> String {
-    let n = n as u128;
-    (n * (n + 1) * (2 * n + 1) / 6).to_string()
-}
-/// π(n) by a sieve (the peers use trial division; the two must agree).
-fn e_primes(n: u64, _: usize) -> String {
-    if n < 2 {
-        return "0".into();
-    }
-    let n = n as usize;
-    let mut composite = vec![false; n + 1];
-    let mut count = 0u64;
-    for i in 2..=n {
-        if !composite[i] {
-            count += 1;
-            let mut j = i * i;
-            while j <= n {
-                composite[j] = true;
-                j += i;
-            }
-        }
-    }
-    count.to_string()
-}
-fn e_async_compute(n: u64, _: usize) -> String {
-    (100 * tri(n) + 4950 * n as u128).to_string()
-}
-fn e_blocking(n: u64, w: usize) -> String {
-    (4 * w as u128 * n as u128).to_string()
-}
-fn e_fizzbuzz(n: u64, _: usize) -> String {
-    let fb = n / 15;
-    let f = n / 3 - fb;
-    let b = n / 5 - fb;
-    let v = n - f - b - fb;
-    let mut s = String::new();
-    let _ = write!(s, "F:{f},B:{b},FB:{fb},V:{v}");
-    s
-}
-fn e_times_5(n: u64, _: usize) -> String {
-    (n as u128 * 5).to_string()
-}
-fn e_times_10(n: u64, _: usize) -> String {
-    (n as u128 * 10).to_string()
-}
-fn e_times_20(n: u64, _: usize) -> String {
-    (n as u128 * 20).to_string()
-}
-
-// ---- published figures -------------------------------------------------------
-
-const SEQ_HW: &str = "MacBook Pro M-series";
-const CC_HW: &str = "M1/M2 Mac, Linux x64";
-const WYN_HW: &str = "their machine, unspecified";
-const SS_HW: &str = "modern i5";
-const COFLUX_HW: &str = "AMD Ryzen 9 7940H, Windows, MSVC";
-
-const fn seq(system: &'static str, ms: f64, ops: u64, quote: &'static str) -> SeedFigure {
-    SeedFigure {
-        source: "Seq",
-        system,
-        hardware: SEQ_HW,
-        value: Published::TotalMs { ms, ops },
-        quote,
-    }
-}
-const fn cc(system: &'static str, rate: f64, quote: &'static str) -> SeedFigure {
-    SeedFigure {
-        source: "Concurrent-C",
-        system,
-        hardware: CC_HW,
-        value: Published::OpsPerSec(rate),
-        quote,
-    }
-}
-const fn wyn(system: &'static str, ms: f64, ops: u64, quote: &'static str) -> SeedFigure {
-    SeedFigure {
-        source: "Wyn",
-        system,
-        hardware: WYN_HW,
-        value: Published::TotalMs { ms, ops },
-        quote,
-    }
-}
-const fn ss(system: &'static str, rate: f64, quote: &'static str) -> SeedFigure {
-    SeedFigure {
-        source: "steady_state",
-        system,
-        hardware: SS_HW,
-        value: Published::OpsPerSec(rate),
-        quote,
-    }
-}
-const fn coflux(ns: f64, quote: &'static str) -> SeedFigure {
-    SeedFigure {
-        source: "Coflux",
-        system: "Coflux",
-        hardware: COFLUX_HW,
-        value: Published::NsPerOp(ns),
-        quote,
-    }
-}
+use crate::workloads::{SeedFigure, Workload};
+use expected::{
+    e_async_compute, e_blocking, e_fib, e_fizzbuzz, e_primes, e_sum_1_to_n, e_sum_squares,
+    e_times_10, e_times_20, e_times_5, e_tri,
+};
+use published::{cc, coflux, seq, ss, wyn};
 
 const NONE: &[SeedFigure] = &[];
 const NO_KEYS: &[&str] = &[];
