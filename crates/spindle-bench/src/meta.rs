@@ -62,7 +62,7 @@ fn peer_crate_versions(root: &Path) -> BTreeMap<String, String> {
     let locks = std::iter::once(root.join("Cargo.lock")).chain(
         crate::peers::OWN_WORKSPACE_PEERS
             .iter()
-            .map(|(_, dir, _)| root.join(dir).join("Cargo.lock")),
+            .map(|p| root.join(p.dir).join("Cargo.lock")),
     );
     // The root lock's version of a crate wins: it is the one the root
     // workspace's peers run.

@@ -29,25 +29,84 @@ use std::time::Duration;
 
 use crate::runner::{run_process, tail, Exit};
 
-/// The Rust peers: (peer name, cargo package, binary name).
-pub const RUST_PEERS: &[(&str, &str, &str)] = &[
-    ("spindle", "spindle-peer-spindle", "peer-spindle"),
-    ("tokio", "spindle-peer-tokio", "peer-tokio"),
-    ("smol", "spindle-peer-smol", "peer-smol"),
-    ("may", "spindle-peer-may", "peer-may"),
-    ("std", "spindle-peer-std", "peer-std"),
-    ("rayon", "spindle-peer-rayon", "peer-rayon"),
-    ("crossbeam", "spindle-peer-crossbeam", "peer-crossbeam"),
-    ("flume", "spindle-peer-flume", "peer-flume"),
-    ("kanal", "spindle-peer-kanal", "peer-kanal"),
+/// A Rust peer of the root workspace.
+pub struct RustPeer {
+    /// The peer's name, as `--peer` takes it.
+    pub name: &'static str,
+    /// Its cargo package.
+    pub package: &'static str,
+    /// Its binary's name.
+    pub bin: &'static str,
+}
+
+/// The Rust peers of the root workspace.
+pub const RUST_PEERS: &[RustPeer] = &[
+    RustPeer {
+        name: "spindle",
+        package: "spindle-peer-spindle",
+        bin: "peer-spindle",
+    },
+    RustPeer {
+        name: "tokio",
+        package: "spindle-peer-tokio",
+        bin: "peer-tokio",
+    },
+    RustPeer {
+        name: "smol",
+        package: "spindle-peer-smol",
+        bin: "peer-smol",
+    },
+    RustPeer {
+        name: "may",
+        package: "spindle-peer-may",
+        bin: "peer-may",
+    },
+    RustPeer {
+        name: "std",
+        package: "spindle-peer-std",
+        bin: "peer-std",
+    },
+    RustPeer {
+        name: "rayon",
+        package: "spindle-peer-rayon",
+        bin: "peer-rayon",
+    },
+    RustPeer {
+        name: "crossbeam",
+        package: "spindle-peer-crossbeam",
+        bin: "peer-crossbeam",
+    },
+    RustPeer {
+        name: "flume",
+        package: "spindle-peer-flume",
+        bin: "peer-flume",
+    },
+    RustPeer {
+        name: "kanal",
+        package: "spindle-peer-kanal",
+        bin: "peer-kanal",
+    },
 ];
 
-/// Rust peers in a workspace of their own, because their dependency tree
-/// is too big for the root one: (peer name, manifest folder, binary name).
-/// Each is built with `cargo build --manifest-path <folder>/Cargo.toml
-/// --target-dir <target>/<name>` and found in that target's profile folder.
-pub const OWN_WORKSPACE_PEERS: &[(&str, &str, &str)] =
-    &[("steady_state", "peers/steady_state", "peer-steady_state")];
+/// A Rust peer in a workspace of its own, because its dependency tree is
+/// too big for the root one. It is built with `cargo build --manifest-path
+/// <dir>/Cargo.toml --target-dir <target>/<name>` and found in that
+/// target's profile folder.
+pub struct OwnWorkspacePeer {
+    /// The peer's name, as `--peer` takes it.
+    pub name: &'static str,
+    /// Its manifest folder, relative to the workspace root.
+    pub dir: &'static str,
+    /// Its binary's name.
+    pub bin: &'static str,
+}
+
+/// The Rust peers in a workspace of their own.
+pub const OWN_WORKSPACE_PEERS: &[OwnWorkspacePeer] = &[OwnWorkspacePeer {
+    name: "steady_state",
+    dir: "peers/steady_state",
+    bin: "peer-steady_state",
+}];
 
 /// Peers `--peer all` leaves out of the quick and tiny profiles, and why:
 /// the full profile, or naming them, runs them.
@@ -441,20 +500,21 @@ fn build_peers(
     let mut build_errors: BTreeMap<String, String> = BTreeMap::new();
     let pkgs: Vec<&str> = RUST_PEERS
         .iter()
-        .filter(|(n, _, _)| names.iter().any(|x| x == n) && !extra.contains_key(n))
-        .map(|(_, pkg, _)| *pkg)
+        .filter(|p| names.iter().any(|x| x == p.name) && !extra.contains_key(p.name))
+        .map(|p| p.package)
         .collect();
     let failed = build_rust(root, &opts.cargo_profile, &pkgs);
-    for (name, pkg, _) in RUST_PEERS {
-        if let Some(e) = failed.get(*pkg) {
-            build_errors.insert(name.to_string(), e.clone());
+    for p in RUST_PEERS {
+        if let Some(e) = failed.get(p.package) {
+            build_errors.insert(p.name.to_string(), e.clone());
         }
     }
-    for (name, dir, _) in OWN_WORKSPACE_PEERS {
-        if names.iter().any(|n| n == name) && !extra.contains_key(name) {
-            let own_target = target.join(name);
-            if let Err(e) = build_own_workspace(&root.join(dir), &own_target, &opts.cargo_profile) {
-                build_errors.insert(name.to_string(), e);
+    for p in OWN_WORKSPACE_PEERS {
+        if names.iter().any(|n| n == p.name) && !extra.contains_key(p.name) {
+            let own_target = target.join(p.name);
+            if let Err(e) = build_own_workspace(&root.join(p.dir), &own_target, &opts.cargo_profile)
+            {
+                build_errors.insert(p.name.to_string(), e);
             }
         }
     }
@@ -475,13 +535,13 @@ fn go_bin(target: &Path) -> PathBuf {
 fn built_path(target: &Path, profile: &str, name: &str) -> PathBuf {
     if name == "go" {
         go_bin(target)
-    } else if let Some((_, _, bin)) = OWN_WORKSPACE_PEERS.iter().find(|(n, _, _)| *n == name) {
-        target.join(name).join(profile_dir(profile)).join(bin)
+    } else if let Some(p) = OWN_WORKSPACE_PEERS.iter().find(|p| p.name == name) {
+        target.join(name).join(profile_dir(profile)).join(p.bin)
     } else {
         let bin = RUST_PEERS
             .iter()
-            .find(|(n, _, _)| *n == name)
-            .map(|(_, _, b)| *b)
+            .find(|p| p.name == name)
+            .map(|p| p.bin)
             .unwrap_or("?");
         target.join(profile_dir(profile)).join(bin)
     }
