@@ -120,8 +120,8 @@ impl Graph {
                 }
             }
         }
-        for (_, members) in teams {
-            drop(rt.spawn(Team::new(members)));
+        for team in teams {
+            drop(rt.spawn(Team::new(team.members)));
         }
         for s in tasks {
             drop(rt.spawn(s));
@@ -167,9 +167,12 @@ impl Graph {
             );
             match mode {
                 RunMode::Task => placed.tasks.push(s),
-                RunMode::Team(t) => match placed.teams.iter_mut().find(|(n, _)| *n == t) {
-                    Some((_, v)) => v.push(s),
-                    None => placed.teams.push((t, vec![s])),
+                RunMode::Team(t) => match placed.teams.iter_mut().find(|team| team.name == t) {
+                    Some(team) => team.members.push(s),
+                    None => placed.teams.push(PlacedTeam {
+                        name: t,
+                        members: vec![s],
+                    }),
                 },
                 RunMode::OwnThread => placed.threads.push(s),
             }
@@ -185,10 +188,17 @@ type ThreadMain = Box<dyn FnOnce() + Send>;
 struct Placed {
     /// One task each on the graph's runtime.
     tasks: Vec<Supervised>,
-    /// Each team's name and members: one task per team.
-    teams: Vec<(String, Vec<Supervised>)>,
+    /// One task per team.
+    teams: Vec<PlacedTeam>,
     /// A thread each, with a current-thread runtime of its own.
     threads: Vec<Supervised>,
+}
+
+/// A team of a starting graph: its name and its members, in the order
+/// they were declared.
+struct PlacedTeam {
+    name: String,
+    members: Vec<Supervised>,
 }
 
 /// Starts an own-thread actor on a thread made by `spawn`, running it on
