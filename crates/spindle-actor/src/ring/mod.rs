@@ -4,6 +4,14 @@
 //! has a single writer, so no read-modify-write is needed anywhere, and a
 //! whole batch is published with one store.
 //!
+//! It is the head/tail protocol of `spindle::chan::spsc`, kept apart because
+//! an actor channel needs what that public channel does not offer: waits
+//! for a batch of `want` slots or values rather than one, batches that
+//! cross the wrap point as two runs (and initialised `&mut [T]` through
+//! [`Producer::poke`]), the sent and taken counts telemetry reads, and one
+//! [`WakerSlot`] per side instead of a waiter list, with no blocking or
+//! `select` to serve.
+//!
 //! # Invariants
 //! - `tail` (positions published) is written only by the producer, `head`
 //!   (positions released) only by the consumer. Both are `u64` counters that
@@ -32,9 +40,12 @@
 //!   *before* `tail`, so "closed and empty" means drained.
 //! - Wake-ups: [`WakerSlot`]'s fence protocol (see `waker_slot.rs`).
 //!
-//! Under loom the slices are unavailable (loom cells cannot be viewed as one
-//! slice); the copying batch operations then go slot by slot through the
-//! same reserve / publish code.
+//! The batch operations (from and into a `Vec`, copies from and to slices,
+//! runs written and read in place) are in `batch.rs`.
+
+mod batch;
+#[cfg(all(test, not(loom)))]
+mod tests;
 
 use std::mem::MaybeUninit;
 use std::task::{Context, Poll};
@@ -223,20 +234,6 @@ impl<T> Producer<T> {
         Ok(())
     }
 
-    /// Moves values out of the front of `items` while there is room; one
-    /// publish for the run. Returns how many moved.
-    pub(crate) fn push_from(&mut self, items: &mut Vec<T>) -> usize {
-        let n = self.vacant().min(items.len());
-        for (i, v) in items.drain(..n).enumerate() {
-            let slot = self.ring.slot(self.tail + i as u64);
-            // SAFETY: position tail+i is inside the free run counted by
-            // `vacant` (Acquire on head); only the producer writes it.
-            slot.with_mut(|p| unsafe { (*p).write(v) });
-        }
-        self.publish(n);
-        n
-    }
-
     /// Closes the ring: the consumer drains what is published, then sees
     /// closed; this producer has no room from then on. Idempotent.
     pub(crate) fn close(&mut self) {
@@ -272,95 +269,6 @@ impl<T> Producer<T> {
             }
         }
         Poll::Pending
-    }
-}
-
-impl<T: Copy> Producer<T> {
-    /// Copies as much of `src` as fits (two runs at most), publishing it
-    /// with one store. Returns how many were copied.
-    pub(crate) fn push_slice(&mut self, src: &[T]) -> usize {
-        let n = self.vacant().min(src.len());
-        if n == 0 {
-            return 0;
-        }
-        let (start, first, second) = runs(self.tail, n, self.ring.cap);
-        #[cfg(not(loom))]
-        {
-            let base = self.ring.base();
-            // SAFETY: both runs are free slots (Acquire on head) owned by the
-            // producer until publish; the source is a distinct borrow.
-            unsafe {
-                std::ptr::copy_nonoverlapping(src.as_ptr(), base.add(start).cast::<T>(), first);
-                std::ptr::copy_nonoverlapping(src.as_ptr().add(first), base.cast::<T>(), second);
-            }
-        }
-        #[cfg(loom)]
-        {
-            let _ = (start, first, second);
-            for (i, &v) in src[..n].iter().enumerate() {
-                self.ring.slot(self.tail + i as u64).with_mut(|p| {
-                    // SAFETY: as above, slot by slot.
-                    unsafe { (*p).write(v) }
-                });
-            }
-        }
-        self.publish(n);
-        n
-    }
-}
-
-#[cfg(not(loom))]
-impl<T: Copy + Default> Producer<T> {
-    /// Reserves up to `max` free slots for writing in place and returns how
-    /// many; [`Producer::poked`] exposes them, [`Producer::publish_poked`]
-    /// sends a prefix. Free slots never written before are filled with
-    /// `T::default()` first (once per slot in the ring's life), so every
-    /// reserved slot holds a valid value.
-    pub(crate) fn poke(&mut self, max: usize) -> usize {
-        let n = self.vacant().min(max);
-        let (start, first, _) = runs(self.tail, n, self.ring.cap);
-        let end = start + first;
-        if end > self.init_hwm {
-            let base = self.ring.base();
-            for i in self.init_hwm..end {
-                // SAFETY: slot i >= init_hwm was never written: a free slot in
-                // the buffer, owned by the producer.
-                unsafe { (*base.add(i)).write(T::default()) };
-            }
-            self.init_hwm = end;
-        }
-        self.reserved = n;
-        n
-    }
-
-    /// The slots of the last [`Producer::poke`], as two runs (the second
-    /// non-empty only when the positions wrap).
-    pub(crate) fn poked(&mut self) -> (&mut [T], &mut [T]) {
-        let (start, first, second) = runs(self.tail, self.reserved, self.ring.cap);
-        let base = self.ring.base();
-        // Both runs are free slots (reserved by `poke` from an Acquire load
-        // of head; the consumer cannot take them back), owned by the
-        // producer until it publishes, disjoint, inside the buffer. Every
-        // slot below `init_hwm` holds a valid T (module invariant, T: Copy);
-        // the first run ends at or below it (ensured by `poke`) and the
-        // second starts at index 0, below the first.
-        // SAFETY: as just argued; the borrows end with `&mut self`, before any publish.
-        unsafe {
-            (
-                std::slice::from_raw_parts_mut(base.add(start).cast::<T>(), first),
-                std::slice::from_raw_parts_mut(base.cast::<T>(), second),
-            )
-        }
-    }
-
-    /// Publishes the first `n` slots of the last [`Producer::poke`].
-    pub(crate) fn publish_poked(&mut self, n: usize) {
-        assert!(
-            n <= self.reserved,
-            "committed more slots than were reserved"
-        );
-        self.reserved = 0;
-        self.publish(n);
     }
 }
 
@@ -463,24 +371,6 @@ impl<T> Consumer<T> {
         }))
     }
 
-    /// Moves up to `max` ready values to the end of `out`, releasing them
-    /// with one store. Returns how many moved.
-    pub(crate) fn pop_into(&mut self, out: &mut Vec<T>, max: usize) -> usize {
-        let n = self.avail().min(max);
-        out.reserve(n);
-        for i in 0..n as u64 {
-            out.push(self.ring.slot(self.head + i).with(|p| {
-                // SAFETY: ready positions (Acquire on tail), moved out once;
-                // head moves past them below.
-                unsafe { (*p).assume_init_read() }
-            }));
-        }
-        if n > 0 {
-            self.advance_head(n);
-        }
-        n
-    }
-
     /// One poll of "wait for `want` ready values" (capped at the capacity).
     /// Ready with the count, or with whatever is left once the producer
     /// closed (`0`: drained).
@@ -504,228 +394,11 @@ impl<T> Consumer<T> {
     }
 }
 
-impl<T: Copy> Consumer<T> {
-    /// Copies up to `dst.len()` ready values into `dst` and releases them
-    /// with one store. Returns how many.
-    pub(crate) fn pop_slice(&mut self, dst: &mut [T]) -> usize {
-        let n = self.avail().min(dst.len());
-        if n == 0 {
-            return 0;
-        }
-        let (start, first, second) = runs(self.head, n, self.ring.cap);
-        #[cfg(not(loom))]
-        {
-            let base = self.ring.base();
-            // SAFETY: both runs are ready slots (Acquire on tail) owned by the
-            // consumer until it releases them; `dst` is a distinct borrow.
-            unsafe {
-                std::ptr::copy_nonoverlapping(base.add(start).cast::<T>(), dst.as_mut_ptr(), first);
-                std::ptr::copy_nonoverlapping(
-                    base.cast::<T>(),
-                    dst.as_mut_ptr().add(first),
-                    second,
-                );
-            }
-        }
-        #[cfg(loom)]
-        {
-            let _ = (start, first, second);
-            for (i, d) in dst[..n].iter_mut().enumerate() {
-                *d = self.ring.slot(self.head + i as u64).with(|p| {
-                    // SAFETY: as above, slot by slot.
-                    unsafe { (*p).assume_init_read() }
-                });
-            }
-        }
-        self.advance_head(n);
-        n
-    }
-}
-
-#[cfg(not(loom))]
-impl<T> Consumer<T> {
-    /// Up to `max` ready values as two runs (the second non-empty only when
-    /// the positions wrap), read in place. Release them with
-    /// [`Consumer::release`].
-    pub(crate) fn peek_runs(&mut self, max: usize) -> (&[T], &[T]) {
-        let n = self.avail().min(max);
-        let (start, first, second) = runs(self.head, n, self.ring.cap);
-        let base = self.ring.base();
-        // SAFETY: both runs are ready slots (Acquire on tail), initialised and
-        // untouched while `&mut self` is borrowed (only the consumer releases).
-        unsafe {
-            (
-                std::slice::from_raw_parts(base.add(start).cast::<T>(), first),
-                std::slice::from_raw_parts(base.cast::<T>(), second),
-            )
-        }
-    }
-}
-
 impl<T> Drop for Consumer<T> {
     fn drop(&mut self) {
         // Release: orders our last reads before the producer learns that
         // nobody will read any more (it may then drop the ring's values).
         self.ring.consumer_gone.store(true, Ordering::Release);
         self.ring.room_waiter.notify();
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-
-    #[test]
-    fn runs_split_at_the_end() {
-        assert_eq!(runs(0, 3, 8), (0, 3, 0));
-        assert_eq!(runs(6, 4, 8), (6, 2, 2));
-        assert_eq!(runs(16, 8, 8), (0, 8, 0));
-    }
-
-    #[test]
-    fn slices_wrap_and_keep_order() {
-        let (mut p, mut c) = ring::<u32>(5);
-        let mut next = 0u32;
-        let mut seen = Vec::new();
-        for round in 0..20 {
-            let batch: Vec<u32> = (next..next + (round % 4 + 1)).collect();
-            let n = p.push_slice(&batch);
-            next += n as u32;
-            let mut buf = [0u32; 3];
-            let k = c.pop_slice(&mut buf[..(round as usize % 3) + 1]);
-            seen.extend_from_slice(&buf[..k]);
-        }
-        let mut rest = vec![0; 5];
-        let k = c.pop_slice(&mut rest);
-        seen.extend_from_slice(&rest[..k]);
-        assert_eq!(seen, (0..next).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn poke_and_peek_in_place() {
-        let (mut p, mut c) = ring::<u64>(4);
-        assert_eq!(p.poke(3), 3);
-        let (a, b) = p.poked();
-        assert_eq!((a.len(), b.len()), (3, 0));
-        a.copy_from_slice(&[1, 2, 3]);
-        p.publish_poked(3);
-        let (a, b) = c.peek_runs(10);
-        assert_eq!((a, b), (&[1u64, 2, 3][..], &[][..]));
-        c.release(2);
-        // Positions 3..6: slot 3, then slots 0 and 1 (wrapped).
-        assert_eq!(p.poke(10), 3);
-        let (a, b) = p.poked();
-        assert_eq!((a.len(), b.len()), (1, 2));
-        a[0] = 4;
-        b[0] = 5;
-        b[1] = 6;
-        p.publish_poked(3);
-        let (a, b) = c.peek_runs(10);
-        assert_eq!((a, b), (&[3u64, 4][..], &[5u64, 6][..]));
-        c.release(4);
-        assert_eq!(c.avail(), 0);
-        assert_eq!((p.ring().sent(), p.ring().taken()), (6, 6));
-    }
-
-    struct Counted<'a>(&'a AtomicUsize);
-    impl Drop for Counted<'_> {
-        fn drop(&mut self) {
-            self.0.fetch_add(1, Relaxed);
-        }
-    }
-
-    #[test]
-    fn every_value_dropped_once() {
-        let drops = AtomicUsize::new(0);
-        {
-            let (mut p, mut c) = ring::<Counted<'_>>(3);
-            for _ in 0..3 {
-                assert!(p.try_push(Counted(&drops)).is_ok());
-            }
-            assert!(p.try_push(Counted(&drops)).is_err()); // full: dropped by the caller
-            assert_eq!(drops.load(Relaxed), 1);
-            assert_eq!(c.avail(), 3);
-            c.release(1);
-            assert_eq!(drops.load(Relaxed), 2);
-            let v = c.try_pop().unwrap();
-            drop(v);
-            assert_eq!(drops.load(Relaxed), 3);
-            let mut q: Vec<_> = (0..4).map(|_| Counted(&drops)).collect();
-            assert_eq!(p.push_from(&mut q), 2);
-            drop(q);
-            assert_eq!(drops.load(Relaxed), 5);
-            let mut out = Vec::new();
-            assert_eq!(c.pop_into(&mut out, 1), 1);
-            drop(out);
-            assert_eq!(drops.load(Relaxed), 6);
-        } // two values left in the ring
-        assert_eq!(drops.load(Relaxed), 8);
-    }
-
-    /// Two threads, every batch path: copies and in-place runs that wrap.
-    #[test]
-    fn threads_move_every_value_once_in_order() {
-        let n: u64 = if cfg!(miri) { 300 } else { 200_000 };
-        let (mut p, mut c) = ring::<u64>(13);
-        let t = std::thread::spawn(move || {
-            let mut next = 0u64;
-            let mut round = 0usize;
-            while next < n {
-                let want = ((round % 5) + 1).min((n - next) as usize);
-                if round.is_multiple_of(2) {
-                    let src: Vec<u64> = (next..next + want as u64).collect();
-                    next += p.push_slice(&src) as u64;
-                } else {
-                    let k = p.poke(want);
-                    let (a, b) = p.poked();
-                    for (i, s) in a.iter_mut().chain(b.iter_mut()).enumerate() {
-                        *s = next + i as u64;
-                    }
-                    p.publish_poked(k);
-                    next += k as u64;
-                }
-                round += 1;
-                std::thread::yield_now();
-            }
-        });
-        let mut seen = 0u64;
-        let mut buf = [0u64; 4];
-        let mut round = 0usize;
-        loop {
-            let drained = c.is_drained();
-            if round.is_multiple_of(2) {
-                let (a, b) = c.peek_runs(7);
-                let k = a.len() + b.len();
-                for &v in a.iter().chain(b) {
-                    assert_eq!(v, seen);
-                    seen += 1;
-                }
-                c.release(k);
-            } else {
-                let k = c.pop_slice(&mut buf);
-                for &v in &buf[..k] {
-                    assert_eq!(v, seen);
-                    seen += 1;
-                }
-            }
-            if drained {
-                break;
-            }
-            round += 1;
-            std::thread::yield_now();
-        }
-        t.join().unwrap();
-        assert_eq!(seen, n);
-    }
-
-    #[test]
-    fn close_then_drain() {
-        let (mut p, mut c) = ring::<u8>(2);
-        p.try_push(1).unwrap();
-        drop(p);
-        assert!(!c.is_drained());
-        assert_eq!(c.try_pop(), Some(1));
-        assert!(c.is_drained());
     }
 }
