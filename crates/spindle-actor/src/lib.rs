@@ -49,12 +49,13 @@
 //! assert_eq!(total.take(), Some(500_500));
 //! ```
 //!
-//! Layout (one file per role): `ring.rs` (the lock-free SPSC ring),
-//! `waker_slot.rs` (its wake-up protocol), `port.rs` (a channel's ends and
-//! wiring), `rx.rs` / `tx.rs` (locked ends: batches, zero-copy slots,
-//! waits), `bundle.rs` (fan-out / fan-in), `graph.rs` (builder, checks,
-//! start), `supervisor.rs` (restarts, poison policy), `team.rs`,
-//! `context.rs` (shutdown vote, heartbeats), `state.rs`, `running.rs`
+//! Layout (one file per role): `ring/` (the lock-free SPSC ring and its
+//! batch operations), `waker_slot.rs` (its wake-up protocol), `port.rs` (a
+//! channel's ends and wiring), `rx.rs` / `tx.rs` (locked ends: batches,
+//! zero-copy slots, waits), `bundle.rs` (fan-out / fan-in), `graph/`
+//! (builder, checks, start, the running graph's state), `supervisor.rs`
+//! (restarts, poison policy), `team.rs`, `context.rs` (shutdown vote,
+//! heartbeats), `state.rs`, `running.rs`
 //! (shutdown and stop report), `telemetry/` (server, sampler, renderers,
 //! page). Design notes: `docs/actor.md`.
 

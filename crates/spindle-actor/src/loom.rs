@@ -1,7 +1,7 @@
 //! The one place that picks `std` or `loom` primitives (the pattern of
 //! `spindle/src/loom.rs`).
 //!
-//! The ring (`ring.rs`) and its wake-up slots (`waker_slot.rs`) take every
+//! The ring (`ring/`) and its wake-up slots (`waker_slot.rs`) take every
 //! atomic, cell and mutex from here, so the loom models
 //! (`RUSTFLAGS="--cfg loom" cargo test -p spindle-actor --release --lib`)
 //! explore the real code. `UnsafeCell` follows loom's closure API (`with`,

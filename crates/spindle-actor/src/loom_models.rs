@@ -1,4 +1,4 @@
-//! Loom models of the ring (`ring.rs`) and its wake-up slots
+//! Loom models of the ring (`ring/`) and its wake-up slots
 //! (`waker_slot.rs`), run on the real code:
 //!
 //! ```text
