@@ -12,6 +12,7 @@ use std::task::Waker;
 use std::time::Instant;
 
 use crate::actor::ActorCell;
+use crate::loom::lock_std;
 use crate::port::ChannelInfo;
 
 /// The running graph's shared state.
@@ -40,34 +41,24 @@ impl GraphShared {
         if self.stopping.swap(true, Ordering::AcqRel) {
             return;
         }
-        *self.stop_request.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some((Instant::now(), why.to_string()));
+        *lock_std(&self.stop_request) = Some((Instant::now(), why.to_string()));
         for a in &self.actors {
             a.give_notice();
         }
-        let _g = self.done_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = lock_std(&self.done_lock);
         self.done_cv.notify_all();
     }
 
     pub(crate) fn stop_request(&self) -> Option<(Instant, String)> {
-        self.stop_request
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock_std(&self.stop_request).clone()
     }
 
     pub(crate) fn record_failure(&self, msg: String) {
-        self.failures
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(msg);
+        lock_std(&self.failures).push(msg);
     }
 
     pub(crate) fn failures(&self) -> Vec<String> {
-        self.failures
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock_std(&self.failures).clone()
     }
 
     pub(crate) fn live(&self) -> usize {
@@ -78,11 +69,10 @@ impl GraphShared {
     pub(crate) fn actor_done(&self) {
         if self.live.fetch_sub(1, Ordering::AcqRel) == 1 {
             {
-                let _g = self.done_lock.lock().unwrap_or_else(|p| p.into_inner());
+                let _g = lock_std(&self.done_lock);
                 self.done_cv.notify_all();
             }
-            let ws =
-                std::mem::take(&mut *self.done_wakers.lock().unwrap_or_else(|p| p.into_inner()));
+            let ws = std::mem::take(&mut *lock_std(&self.done_wakers));
             for w in ws {
                 w.wake();
             }
@@ -90,13 +80,13 @@ impl GraphShared {
     }
 
     pub(crate) fn done_lock(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.done_lock.lock().unwrap_or_else(|p| p.into_inner())
+        lock_std(&self.done_lock)
     }
 
     /// Registers `w` to be woken when the last actor stops; `false` if that
     /// already happened.
     pub(crate) fn register_done(&self, w: &Waker) -> bool {
-        let mut g = self.done_wakers.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = lock_std(&self.done_wakers);
         if self.live() == 0 {
             return false;
         }
