@@ -46,6 +46,7 @@ mod sched;
 mod scope;
 #[cfg(not(any(loom, miri)))]
 pub mod signal;
+pub mod sync;
 pub mod task;
 pub mod time;
 mod yield_now;

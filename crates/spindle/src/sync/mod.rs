@@ -1,0 +1,28 @@
+//! Async synchronisation for tasks, with Tokio's names and signatures so
+//! that code ports by changing the path (`tokio::sync` to `spindle::sync`).
+//!
+//! What exists:
+//! - [`Semaphore`]: fair (FIFO, no barging), cancel-safe, `acquire_many`,
+//!   owned permits, `close`, `add_permits`.
+//! - [`Mutex`]: on a one-permit semaphore, so fair and cancel-safe as it
+//!   is; `lock_owned`, `try_lock`, `blocking_lock` for plain threads.
+//! - [`Notify`]: `notified`, `notify_one` (stores one permit when nobody
+//!   waits), `notify_waiters`.
+//!
+//! Not yet: `RwLock`, `Barrier`, `OnceCell`, `watch`, and a Go-style
+//! `WaitGroup`.
+//!
+//! Every primitive here keeps its waiters and its count under one lock
+//! (`crate::loom::Mutex`, so that the loom models in each file explore the
+//! real code) and wakes after releasing it. A waiter dropped after it was
+//! handed a permit or a notification passes it on to the next waiter.
+
+mod mutex;
+mod notify;
+mod semaphore;
+
+pub use mutex::{Mutex, MutexGuard, OwnedMutexGuard, TryLockError};
+pub use notify::{Notified, Notify};
+pub use semaphore::{
+    AcquireError, OwnedSemaphorePermit, Semaphore, SemaphorePermit, TryAcquireError,
+};
