@@ -29,6 +29,9 @@
 //!   racing the scope's return, units taken ahead and given back elsewhere.
 //! - `chan/spin.rs`: two holds of the spin lock never overlap.
 //! - `chan/waiters.rs`: capped wake-ups are passed on.
+//! - `sync/semaphore.rs`, `sync/notify.rs`: a release or `notify_one`
+//!   racing a cancelled waiter is passed on; two acquirers and one
+//!   releaser; `notify_waiters` racing a first poll.
 //! - `tests/loom_chan.rs`: the channels, through their public API.
 //! - `spindle-actor/src/loom_models.rs`: the actor ring and its wake-up
 //!   slots.

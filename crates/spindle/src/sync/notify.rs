@@ -207,3 +207,73 @@ impl fmt::Debug for Notified<'_> {
             .finish()
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_model {
+    use super::*;
+    use loom::thread;
+    use std::task::Wake;
+
+    /// A waker that counts its wakes.
+    #[derive(Default)]
+    struct Count(std::sync::atomic::AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    /// `notify_one` races the drop of the oldest waiter, with a second one
+    /// behind it: the notification reaches the second either way (straight,
+    /// or passed on by the dropped one), and no permit is left stored.
+    #[test]
+    fn notify_one_racing_a_dropped_notified() {
+        loom::model(|| {
+            let notify = crate::loom::Arc::new(Notify::new());
+            let count = std::sync::Arc::new(Count::default());
+            let waker = Waker::from(count.clone());
+            let mut cx = Context::from_waker(&waker);
+            let first_waker = Waker::from(std::sync::Arc::new(Count::default()));
+            let mut first = Box::pin(notify.notified());
+            let mut second = Box::pin(notify.notified());
+            assert!(first
+                .as_mut()
+                .poll(&mut Context::from_waker(&first_waker))
+                .is_pending());
+            assert!(second.as_mut().poll(&mut cx).is_pending());
+            let notifier = {
+                let notify = notify.clone();
+                thread::spawn(move || notify.notify_one())
+            };
+            drop(first);
+            notifier.join().unwrap();
+            assert_eq!(count.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+            assert!(second.as_mut().poll(&mut cx).is_ready());
+            assert!(!lock(&notify.state).permit, "a notification was doubled");
+        });
+    }
+
+    /// `notify_waiters` races a waiter's first poll: a `Notified` made
+    /// before the call completes whether it queued before or after it.
+    #[test]
+    fn notify_waiters_racing_a_first_poll() {
+        loom::model(|| {
+            let notify = crate::loom::Arc::new(Notify::new());
+            let count = std::sync::Arc::new(Count::default());
+            let waker = Waker::from(count.clone());
+            let mut cx = Context::from_waker(&waker);
+            let mut waiting = Box::pin(notify.notified());
+            let notifier = {
+                let notify = notify.clone();
+                thread::spawn(move || notify.notify_waiters())
+            };
+            let first = waiting.as_mut().poll(&mut cx);
+            notifier.join().unwrap();
+            if first.is_pending() {
+                assert_eq!(count.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+                assert!(waiting.as_mut().poll(&mut cx).is_ready());
+            }
+        });
+    }
+}
