@@ -82,7 +82,7 @@ impl Notify {
         Notified {
             notify: self,
             rounds,
-            ticket: None,
+            step: Step::Init,
         }
     }
 
@@ -131,27 +131,38 @@ pub struct Notified<'a> {
     notify: &'a Notify,
     /// `notify_waiters` calls seen when it was made.
     rounds: u64,
-    /// Its place in the queue, once queued.
-    ticket: Option<u64>,
+    step: Step,
+}
+
+/// Where a [`Notified`] is.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    /// Not polled yet.
+    Init,
+    /// Queued with this ticket.
+    Waiting(u64),
+    /// Completed: later polls are ready at once.
+    Done,
 }
 
 impl Notified<'_> {
     fn start(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let mut st = lock(&self.notify.state);
         if st.rounds != self.rounds || std::mem::take(&mut st.permit) {
+            self.step = Step::Done;
             return Poll::Ready(());
         }
         let ticket = st.next_ticket;
         st.next_ticket += 1;
         st.waiting.insert(ticket, Some(cx.waker().clone()));
-        self.ticket = Some(ticket);
+        self.step = Step::Waiting(ticket);
         Poll::Pending
     }
 
     fn check(&mut self, ticket: u64, cx: &mut Context<'_>) -> Poll<()> {
         let mut st = lock(&self.notify.state);
         if st.picked.remove(&ticket) {
-            self.ticket = None;
+            self.step = Step::Done;
             return Poll::Ready(());
         }
         match st.waiting.get_mut(&ticket) {
@@ -164,7 +175,7 @@ impl Notified<'_> {
             }
             None => {
                 // Neither queued nor picked: `notify_waiters` took it.
-                self.ticket = None;
+                self.step = Step::Done;
                 Poll::Ready(())
             }
         }
@@ -175,16 +186,17 @@ impl Future for Notified<'_> {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        match self.ticket {
-            None => self.start(cx),
-            Some(ticket) => self.check(ticket, cx),
+        match self.step {
+            Step::Init => self.start(cx),
+            Step::Waiting(ticket) => self.check(ticket, cx),
+            Step::Done => Poll::Ready(()),
         }
     }
 }
 
 impl Drop for Notified<'_> {
     fn drop(&mut self) {
-        let Some(ticket) = self.ticket else {
+        let Step::Waiting(ticket) = self.step else {
             return; // never queued, or finished
         };
         let waker = {
@@ -203,7 +215,7 @@ impl Drop for Notified<'_> {
 impl fmt::Debug for Notified<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Notified")
-            .field("queued", &self.ticket.is_some())
+            .field("step", &self.step)
             .finish()
     }
 }
