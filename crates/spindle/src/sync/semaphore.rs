@@ -5,10 +5,11 @@
 //! ticket that only grows, so the first entry is the oldest waiter).
 //!
 //! Invariants, each kept under the lock:
-//! - While the semaphore is open, a release hands permits to the queued waiters front to back; a waiter
-//!   that has all it asked for leaves the queue for `granted` and is woken.
-//!   So when any waiter is queued, `permits` is zero: no `try_acquire` or
-//!   new `acquire` can take permits ahead of it (no barging).
+//! - While the semaphore is open, a release hands permits to the queued
+//!   waiters front to back; a waiter that has all it asked for leaves the
+//!   queue for `granted` and is woken. So when any waiter is queued,
+//!   `permits` is zero: no `try_acquire` or new `acquire` can take permits
+//!   ahead of it (no barging).
 //! - A waiter's permits are in exactly one place: the free count, its own
 //!   `assigned` tally (queued), or its whole request (`granted`). Dropping
 //!   a pending acquire gives whatever it held back through the same
