@@ -181,7 +181,7 @@ impl Pool {
     }
 }
 
-/// The scheduler hook of blocking tasks: scheduling one queues it here.
+/// The scheduler reference of blocking tasks: scheduling one queues it here.
 #[derive(Clone)]
 struct PoolRef(Arc<Pool>);
 

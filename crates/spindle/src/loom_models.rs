@@ -21,7 +21,7 @@
 //! - `sched/doze.rs`: a waking worker never leaves the monitor dozing.
 //! - `sched/driver.rs`: a timer armed during, or behind, the driver's turn
 //!   is not missed.
-//! - `sched/hook.rs`: a runtime's hold units racing back to zero free its
+//! - `sched/sched_ref.rs`: a runtime's `SchedRef`s racing back to zero free its
 //!   state once.
 //! - `sched/lent.rs`: borrows, visits and the owner's take-away never share
 //!   the lent core.

@@ -188,8 +188,8 @@ rt_test! {
 
 rt_test! {
     fn tasks_of_another_runtime_are_spawned_joined_and_freed_here() {
-        // Each task holds its own runtime (`sched/hook.rs`): spawned through
-        // another runtime's handle from this one's worker, run there, and
+        // Each task holds its own runtime (`sched/sched_ref.rs`): spawned
+        // through another runtime's handle from this one's worker, run there, and
         // joined and freed here, it must give its hold back to its own
         // runtime, which then shuts down with nothing left (drop counters).
         // A current-thread runtime runs tasks only inside `block_on`: one

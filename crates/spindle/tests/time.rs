@@ -283,8 +283,8 @@ fn a_far_deadline_waits_and_shutdown_frees_the_sleeping_task() {
 
 #[test]
 fn a_sleep_outliving_its_runtime_still_frees_its_timer() {
-    // An armed sleep holds its runtime's driver (`sched/hook.rs`): moved out
-    // of the runtime and dropped on a plain thread after the runtime is
+    // An armed sleep holds its runtime's driver (`sched/sched_ref.rs`):
+    // moved out of the runtime and dropped on a plain thread after the runtime is
     // gone, it still reaches the timer it must free (AddressSanitizer and
     // miri would see a freed driver touched).
     for (flavour, rt) in common::flavours() {

@@ -1,21 +1,21 @@
 //! `Registration`: one fd on the reactor of the runtime it was created in,
 //! and the retry loop every socket operation goes through (`poll_io`).
 //!
-//! A registration keeps its runtime's driver alive (a hook, `sched/hook.rs`), so dropping
-//! a socket after its runtime is gone still deregisters cleanly. Events for
+//! A registration keeps its runtime's driver alive (a `SchedRef`,
+//! `sched/sched_ref.rs`), so dropping a socket after its runtime is gone still deregisters cleanly. Events for
 //! it are only dispatched while that runtime runs: a socket used from
 //! another runtime works only as long as its own one is alive.
 
 use super::reactor::{Direction, Source};
 use crate::sched::driver::Driver;
-use crate::sched::hook::Hook;
+use crate::sched::sched_ref::SchedRef;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 pub(crate) struct Registration {
-    driver: Hook<Driver>,
+    driver: SchedRef<Driver>,
     source: Arc<Source>,
 }
 

@@ -13,11 +13,11 @@
 
 use super::driver::Driver;
 use super::fresh::CAPACITY as FRESH;
-use super::hook::{Hook, Owner, Purse, Units};
 use super::inject::Inject;
 use super::inline::InlineRuns;
 use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
 use super::park::Parker;
+use super::sched_ref::{RefCount, RefCounted, RefStock, SchedRef};
 use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
 use crate::blocking::Pool;
 use crate::loom::{lock, Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering::*};
@@ -46,8 +46,8 @@ pub(crate) struct Shared {
     /// Units of cooperative budget per poll (`task/coop.rs`).
     coop_budget: u32,
     remote_schedules: AtomicU64,
-    /// The tasks' hooks (`hook.rs`).
-    units: Units,
+    /// How many `SchedRef`s of this state are out (`sched_ref.rs`).
+    refs_out: RefCount,
 }
 
 pub(crate) struct Core {
@@ -57,11 +57,11 @@ pub(crate) struct Core {
 
 /// The driving thread's state while inside `block_on`; `CORE` points here.
 pub(crate) struct DriverCtx {
-    /// Hooks for the tasks spawned here (`hook.rs`); its owner is the
+    /// `SchedRef`s for the tasks spawned here (`sched_ref.rs`); its owner is the
     /// runtime's shared state.
-    purse: Purse<Shared>,
-    /// Hooks on the driver, for the timers and sockets armed here.
-    driver_purse: Purse<Driver>,
+    refs: RefStock<Shared>,
+    /// `SchedRef`s on the driver, for the timers and sockets armed here.
+    driver_refs: RefStock<Driver>,
     core: RefCell<Option<Box<Core>>>,
     /// Nesting of inline runs (`run_inline_if_next`).
     inline: InlineRuns,
@@ -83,7 +83,7 @@ impl Shared {
             core_free: Condvar::new(),
             counters: WorkerCounters::default(),
             remote_schedules: AtomicU64::new(0),
-            units: Units::default(),
+            refs_out: RefCount::default(),
             coop_budget,
         }))
     }
@@ -162,34 +162,34 @@ fn schedule_here(shared: &Shared, task: Notified) -> Option<Notified> {
     Some(task)
 }
 
-/// A wake of `hook`'s task: here, or through the injector.
-fn schedule(hook: &Hook<Shared>, task: Notified) {
-    if let Some(task) = schedule_here(hook, task) {
+/// A wake of `sched`'s task: here, or through the injector.
+fn schedule(sched: &SchedRef<Shared>, task: Notified) {
+    if let Some(task) = schedule_here(sched, task) {
         // Once in the injector the task may be cancelled by a shutdown on
-        // the driving thread, and its hook and the runtime's state freed,
+        // the driving thread, and its `SchedRef` and the runtime's state freed,
         // before the unpark: our own hold keeps the state alive until then.
-        hook.hold().schedule_remote(task);
+        sched.hold().schedule_remote(task);
     }
 }
 
-impl Owner for Shared {
-    fn units(&self) -> &Units {
-        &self.units
+impl RefCounted for Shared {
+    fn ref_count(&self) -> &RefCount {
+        &self.refs_out
     }
 
-    fn with_local_purse<R>(this: *const Self, f: impl FnOnce(&Purse<Self>) -> R) -> Option<R> {
+    fn with_local_stock<R>(this: *const Self, f: impl FnOnce(&RefStock<Self>) -> R) -> Option<R> {
         match current_core() {
             CoreRef::Current(d) => {
                 // SAFETY: CORE points to a live context (set by its guard).
-                let purse = &unsafe { &*d }.purse;
-                std::ptr::eq(Arc::as_ptr(purse.owner()), this).then(|| f(purse))
+                let stock = &unsafe { &*d }.refs;
+                std::ptr::eq(Arc::as_ptr(stock.owner()), this).then(|| f(stock))
             }
             _ => None,
         }
     }
 }
 
-impl Schedule for Hook<Shared> {
+impl Schedule for SchedRef<Shared> {
     fn schedule(&self, task: Notified) {
         schedule(self, task);
     }
@@ -215,18 +215,18 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let hook = Shared::with_local_purse(Arc::as_ptr(shared), Purse::hook)
-        .unwrap_or_else(|| Hook::new(shared));
-    spawn_hooked(shared, hook, future)
+    let sched = Shared::with_local_stock(Arc::as_ptr(shared), RefStock::take_ref)
+        .unwrap_or_else(|| SchedRef::new(shared));
+    spawn_with_ref(shared, sched, future)
 }
 
 #[inline(always)]
-fn spawn_hooked<F>(shared: &Shared, hook: Hook<Shared>, future: F) -> JoinHandle<F::Output>
+fn spawn_with_ref<F>(shared: &Shared, sched: SchedRef<Shared>, future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let (notified, raw) = RawTask::allocate(future, hook);
+    let (notified, raw) = RawTask::allocate(future, sched);
     bump(&shared.counters.spawns, 1);
     // The caller holds the state: no hold of our own needed.
     if let Some(task) = schedule_here(shared, notified) {
@@ -242,16 +242,16 @@ impl DriverCtx {
         }
     }
 
-    pub(crate) fn driver(&self) -> (Hook<Driver>, usize) {
-        (self.driver_purse.hook(), 0)
+    pub(crate) fn driver(&self) -> (SchedRef<Driver>, usize) {
+        (self.driver_refs.take_ref(), 0)
     }
 
-    pub(crate) fn driver_purse(&self) -> &Purse<Driver> {
-        &self.driver_purse
+    pub(crate) fn driver_refs(&self) -> &RefStock<Driver> {
+        &self.driver_refs
     }
 
     fn shared(&self) -> &Arc<Shared> {
-        self.purse.owner()
+        self.refs.owner()
     }
 
     pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
@@ -259,7 +259,7 @@ impl DriverCtx {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        spawn_hooked(self.shared(), self.purse.hook(), future)
+        spawn_with_ref(self.shared(), self.refs.take_ref(), future)
     }
 
     /// See `sched::run_inline_if_next`: the newest `FRESH` entries at the
@@ -354,8 +354,8 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
         }
     };
     let ctx = DriverCtx {
-        purse: Purse::new(shared.clone()),
-        driver_purse: Purse::new(shared.driver.clone()),
+        refs: RefStock::new(shared.clone()),
+        driver_refs: RefStock::new(shared.driver.clone()),
         core: RefCell::new(Some(core)),
         inline: InlineRuns::new(None),
     };

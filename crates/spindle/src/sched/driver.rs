@@ -17,7 +17,7 @@
 //!   driver; `time::Sleep` calls it when it arms a new earliest timer
 //!   (`time/timers.rs` has that handshake).
 
-use super::hook::{Owner, Purse, Units};
+use super::sched_ref::{RefCount, RefCounted, RefStock};
 use super::{current_core, CoreRef};
 use crate::loom::{AtomicBool, AtomicU64, Ordering::*};
 use crate::time::timers::Timers;
@@ -39,24 +39,24 @@ pub(crate) struct Driver {
     /// not moved for a whole round.
     turns: AtomicU64,
     /// What armed timers and registered sockets hold of the driver
-    /// (`hook.rs`): no `Arc` count per sleep.
-    units: Units,
+    /// (`sched_ref.rs`): no `Arc` count per sleep.
+    refs_out: RefCount,
 }
 
-impl Owner for Driver {
-    fn units(&self) -> &Units {
-        &self.units
+impl RefCounted for Driver {
+    fn ref_count(&self) -> &RefCount {
+        &self.refs_out
     }
 
-    fn with_local_purse<R>(this: *const Self, f: impl FnOnce(&Purse<Self>) -> R) -> Option<R> {
-        let purse = match current_core() {
+    fn with_local_stock<R>(this: *const Self, f: impl FnOnce(&RefStock<Self>) -> R) -> Option<R> {
+        let stock = match current_core() {
             // SAFETY: CORE points to a live context (set by its guard).
-            CoreRef::Multi(w) => unsafe { &*w }.driver_purse(),
+            CoreRef::Multi(w) => unsafe { &*w }.driver_refs(),
             // SAFETY: as above.
-            CoreRef::Current(d) => unsafe { &*d }.driver_purse(),
+            CoreRef::Current(d) => unsafe { &*d }.driver_refs(),
             CoreRef::None => return None,
         };
-        std::ptr::eq(crate::loom::Arc::as_ptr(purse.owner()), this).then(|| f(purse))
+        std::ptr::eq(crate::loom::Arc::as_ptr(stock.owner()), this).then(|| f(stock))
     }
 }
 
@@ -72,7 +72,7 @@ impl Driver {
             waiter: super::park::Parker::new(),
             locked: AtomicBool::new(false),
             turns: AtomicU64::new(0),
-            units: Units::default(),
+            refs_out: RefCount::default(),
         })
     }
 

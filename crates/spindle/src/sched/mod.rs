@@ -14,7 +14,6 @@ pub(crate) mod diagnostics;
 pub(crate) mod doze;
 pub(crate) mod driver;
 mod fresh;
-pub(crate) mod hook;
 pub(crate) mod idle;
 pub(crate) mod inject;
 mod inline;
@@ -24,6 +23,7 @@ pub(crate) mod monitor;
 pub(crate) mod multi_thread;
 pub(crate) mod park;
 pub(crate) mod queue;
+pub(crate) mod sched_ref;
 mod spin;
 
 use crate::loom::Arc;
@@ -305,9 +305,9 @@ where
     spawn(future).join_here()
 }
 
-/// The driver of the runtime this thread is in (a hook on it: `hook.rs`),
-/// and the timer shard to arm on.
-pub(crate) fn current_driver() -> Option<(hook::Hook<driver::Driver>, usize)> {
+/// The driver of the runtime this thread is in (a `SchedRef` on it:
+/// `sched_ref.rs`), and the timer shard to arm on.
+pub(crate) fn current_driver() -> Option<(sched_ref::SchedRef<driver::Driver>, usize)> {
     match current_core() {
         // SAFETY: CORE points to a context that outlives the guard that set it.
         CoreRef::Multi(w) => Some(unsafe { &*w }.driver()),
@@ -316,7 +316,8 @@ pub(crate) fn current_driver() -> Option<(hook::Hook<driver::Driver>, usize)> {
         CoreRef::None => HANDLE
             .try_with(|h| {
                 let h = h.borrow();
-                h.as_ref().map(|h| (hook::Hook::new(&h.driver()), 0))
+                h.as_ref()
+                    .map(|h| (sched_ref::SchedRef::new(&h.driver()), 0))
             })
             .ok()
             .flatten(),
@@ -427,7 +428,7 @@ pub(crate) fn assert_not_in_runtime(what: &str) {
 
 /// Test-only: a step run once on this thread between a remote wake's push
 /// to an injector and its wake-up of a sleeper, where a wake from outside
-/// the runtime can lose its task (and the task's hook) to a shutdown.
+/// the runtime can lose its task (and the task's `SchedRef`) to a shutdown.
 #[cfg(all(test, not(loom)))]
 pub(crate) mod after_push {
     use std::cell::Cell;
@@ -447,8 +448,8 @@ pub(crate) mod after_push {
     }
 
     /// A wake from a plain thread pushes the task; the runtime is dropped
-    /// (its shutdown cancels and frees the task, hook and all) before the
-    /// wake-up that follows the push, which must still find the runtime's
+    /// (its shutdown cancels and frees the task, its `SchedRef` and all)
+    /// before the wake-up that follows the push, which must still find the runtime's
     /// state: the wake's own hold keeps it. Without it, that wake-up reads
     /// freed memory: ASan and miri, which run these tests in
     /// `scripts/test-all`, say so.

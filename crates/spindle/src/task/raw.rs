@@ -1,9 +1,10 @@
-//! One allocation per task: header, scheduler hook, future-or-output, join waker.
+//! One allocation per task: header, scheduler reference, future-or-output,
+//! join waker.
 //!
 //! ```text
 //! Cell<F, S> (repr C, one block from `alloc.rs`)
 //!   Header     state word, vtable, registry key
-//!   S          the scheduler hook (where `schedule` sends a Notified)
+//!   S          the scheduler reference (where `schedule` sends a Notified)
 //!   Stage<F>   Running(F) | Finished(Result<F::Output, JoinError>) | Consumed
 //!   Option<Waker>  the JoinHandle's waker
 //! ```
@@ -39,12 +40,12 @@ use std::task::{Context, Poll, Waker};
 /// How a task reaches its scheduler. Implemented by each scheduler flavour.
 ///
 /// Implementors are handles: all their state is behind pointers that stay
-/// valid while the runtime runs (a hook, an `Arc`). `schedule` and
+/// valid while the runtime runs (a `SchedRef`, an `Arc`). `schedule` and
 /// `yield_now` are called on a bitwise copy taken out of the task's cell
 /// (`Harness::scheduler_for_hand_over`), because the `Notified` they are
 /// given may be run and its cell freed by another thread before they
 /// return; such a call must not touch the task's copy afterwards, and
-/// keeps what it needs of the runtime alive itself (`Hook::hold`).
+/// keeps what it needs of the runtime alive itself (`SchedRef::hold`).
 pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     /// A waker or an abort made the task runnable.
     fn schedule(&self, task: Notified);
@@ -427,7 +428,8 @@ impl<F: Future, S: Schedule> Harness<F, S> {
     /// over. Once its `Notified` is queued another thread may run the task
     /// and free the cell, so the call must not be made through a reference
     /// into it (a reference argument must stay valid for its whole call;
-    /// miri's Stacked Borrows caught the hook freed under `schedule`).
+    /// miri's Stacked Borrows caught the scheduler reference freed under
+    /// `schedule`).
     fn scheduler_for_hand_over(&self) -> ManuallyDrop<S> {
         // SAFETY: a bitwise copy of a handle (the `Schedule` contract),
         // never dropped: the cell's own copy keeps owning what it holds.
@@ -778,7 +780,7 @@ mod tests {
     #[test]
     fn a_task_is_small() {
         // Three words of header; a task whose future and output are a u64
-        // takes 72 bytes with its scheduler hook and waker.
+        // takes 72 bytes with its scheduler reference and waker.
         assert_eq!(std::mem::size_of::<Header>(), 24);
         assert_eq!(std::mem::size_of::<JoinError>(), 8);
         type Tiny = std::future::Ready<u64>;

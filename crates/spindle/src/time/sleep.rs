@@ -15,7 +15,7 @@
 //! ready at once, as documented.
 
 use crate::sched::driver::Driver;
-use crate::sched::hook::Hook;
+use crate::sched::sched_ref::SchedRef;
 use crate::time::timers::{Armed, Slot};
 use std::future::Future;
 use std::pin::Pin;
@@ -57,7 +57,7 @@ enum Timer {
     Unarmed {
         check_clock: bool,
     },
-    Armed(Hook<Driver>, Slot),
+    Armed(SchedRef<Driver>, Slot),
 }
 
 impl Sleep {

@@ -23,9 +23,9 @@
 //! 6. yielding its CPU once and parking (`spin.rs` has the policy, `idle.rs`
 //!    the protocol, `docs/sleep-wake.md` the proof).
 //!
-//! Tasks hold the shared state through a `Hook` (`hook.rs`): each worker
-//! keeps a purse of the state's units, so spawning and freeing tasks costs
-//! no atomic read-modify-write on a reference count.
+//! Tasks hold the shared state through a `SchedRef` (`sched_ref.rs`):
+//! each worker keeps a stock of them taken ahead (`RefStock`), so spawning
+//! and freeing tasks costs no atomic read-modify-write on a reference count.
 //!
 //! Files: `shared.rs` the shared state (`Shared`, `Remote`, `build`),
 //! `worker.rs` a worker's context, core and run loop, `schedule.rs` where

@@ -10,15 +10,15 @@
 
 use super::{Core, Shared, Spawner, WorkerCtx};
 use crate::loom::{Arc, Ordering::Relaxed};
-use crate::sched::hook::Hook;
 use crate::sched::metrics::bump;
 use crate::sched::queue::Local;
+use crate::sched::sched_ref::SchedRef;
 use crate::sched::{current_core, CoreRef};
 use crate::task::registry::Key;
 use crate::task::{JoinHandle, Notified, RawTask, Schedule};
 use std::future::Future;
 
-impl Schedule for Hook<Shared> {
+impl Schedule for SchedRef<Shared> {
     fn schedule(&self, task: Notified) {
         schedule(self, task, Queued::Woken);
     }
@@ -56,20 +56,20 @@ pub(super) enum Queued {
     ForThieves,
 }
 
-/// Schedules on this thread's core when it is a worker of `hook`'s
+/// Schedules on this thread's core when it is a worker of `sched`'s
 /// runtime, otherwise through the injector.
-fn schedule(hook: &Hook<Shared>, task: Notified, why: Queued) {
+fn schedule(sched: &SchedRef<Shared>, task: Notified, why: Queued) {
     if let CoreRef::Multi(w) = current_core() {
         // SAFETY: CORE points to a live context (set by its guard).
         let w = unsafe { &*w };
-        if std::ptr::eq(w.shared(), hook.as_ptr()) {
+        if std::ptr::eq(w.shared(), sched.as_ptr()) {
             return w.schedule_here(task, why);
         }
     }
     // Once in the injector the task may be run and freed by a worker, or
     // cancelled by a shutdown, before the wake-up below; our own hold keeps
-    // the state alive until it is done (the task's hook may be gone).
-    hook.hold().schedule_remote(task);
+    // the state alive until it is done (the task's `SchedRef` may be gone).
+    sched.hold().schedule_remote(task);
 }
 
 /// `Handle::spawn` for this flavour.
@@ -86,7 +86,7 @@ where
             return w.spawn(future);
         }
     }
-    let (notified, raw) = RawTask::allocate(future, Hook::new(&spawner.shared));
+    let (notified, raw) = RawTask::allocate(future, SchedRef::new(&spawner.shared));
     spawner.shared.track(&notified, 0);
     spawner.shared.schedule_remote(notified);
     JoinHandle::new(raw)
@@ -129,7 +129,7 @@ impl WorkerCtx {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (notified, raw) = RawTask::allocate(future, self.purse.hook());
+        let (notified, raw) = RawTask::allocate(future, self.refs.take_ref());
         self.shared().track(&notified, self.index);
         // Counted by `schedule_local`, inside the borrow; without its core
         // this thread is no longer the worker, and its spawns go through

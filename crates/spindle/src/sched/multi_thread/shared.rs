@@ -4,9 +4,9 @@
 //! other threads may touch of it (`Remote`: its ring's stealer, parker,
 //! counters and lending slot). `build` makes it with one `Core` per worker.
 //!
-//! Tasks hold the shared state through a `Hook` (`hook.rs`): each worker
-//! keeps a purse of the state's units (`Owner for Shared`), so spawning and
-//! freeing tasks costs no atomic read-modify-write on a reference count.
+//! Tasks hold the shared state through a `SchedRef` (`sched_ref.rs`):
+//! each worker keeps a stock of them taken ahead (`RefCounted for Shared`),
+//! so spawning and freeing tasks costs no atomic read-modify-write on a reference count.
 
 use super::Core;
 use crate::blocking::Pool;
@@ -14,18 +14,19 @@ use crate::loom::{Arc, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::*};
 use crate::sched::diagnostics::{OnStall, SlowPolls};
 use crate::sched::doze::Doze;
 use crate::sched::driver::Driver;
-use crate::sched::hook::{Owner, Purse, Units};
 use crate::sched::idle::Idle;
 use crate::sched::inject::Inject;
 use crate::sched::lent::Lent;
 use crate::sched::metrics::{RuntimeMetrics, WorkerCounters};
 use crate::sched::park::Parker;
 use crate::sched::queue::{self, Stealer};
+use crate::sched::sched_ref::{RefCount, RefCounted, RefStock};
 use crate::sched::{current_core, CoreRef};
 use crate::task::registry::Registry;
 use std::time::Duration;
 
-/// The state of a runtime that every worker, the monitor and the tasks' hooks share.
+/// The state of a runtime that every worker, the monitor and the tasks'
+/// `SchedRef`s share.
 pub(crate) struct Shared {
     pub(super) remotes: Box<[Remote]>,
     pub(crate) inject: Inject,
@@ -46,8 +47,8 @@ pub(crate) struct Shared {
     pub(crate) doze: Doze,
     pub(crate) slow_polls: SlowPolls,
     pub(crate) stalls: AtomicU64,
-    /// The tasks' hooks (`hook.rs`).
-    units: Units,
+    /// How many `SchedRef`s of this state are out (`sched_ref.rs`).
+    refs_out: RefCount,
 }
 
 /// Settings from the `Builder` that outlive `build`.
@@ -124,7 +125,7 @@ impl Remote {
 
 /// What a `Handle` holds of this flavour. Its own allocation, not the
 /// shared state's: a `Weak` of it (the SIGQUIT dump's) dies with the
-/// runtime and its handles, where the tasks' hooks may keep the shared
+/// runtime and its handles, where the tasks' `SchedRef`s may keep the shared
 /// state itself alive a while longer.
 pub(crate) struct Spawner {
     pub(super) shared: Arc<Shared>,
@@ -268,17 +269,17 @@ impl Shared {
     }
 }
 
-impl Owner for Shared {
-    fn units(&self) -> &Units {
-        &self.units
+impl RefCounted for Shared {
+    fn ref_count(&self) -> &RefCount {
+        &self.refs_out
     }
 
-    fn with_local_purse<R>(this: *const Self, f: impl FnOnce(&Purse<Self>) -> R) -> Option<R> {
+    fn with_local_stock<R>(this: *const Self, f: impl FnOnce(&RefStock<Self>) -> R) -> Option<R> {
         match current_core() {
             CoreRef::Multi(w) => {
                 // SAFETY: CORE points to a live context (set by its guard).
-                let purse = &unsafe { &*w }.purse;
-                std::ptr::eq(Arc::as_ptr(purse.owner()), this).then(|| f(purse))
+                let stock = &unsafe { &*w }.refs;
+                std::ptr::eq(Arc::as_ptr(stock.owner()), this).then(|| f(stock))
             }
             _ => None,
         }
@@ -321,7 +322,7 @@ pub(crate) fn build(
         doze: Doze::default(),
         slow_polls: SlowPolls::new(workers, config.slow_poll),
         stalls: AtomicU64::new(0),
-        units: Units::default(),
+        refs_out: RefCount::default(),
         config,
     });
     Ok((shared, cores))

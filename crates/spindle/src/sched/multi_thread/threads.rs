@@ -121,7 +121,7 @@ impl WorkerCtx {
         // `block_in_place` in this poll) has nothing to hand off: no new
         // thread for it. The core can only leave, not come back, meanwhile.
         if self.lent.is_lent() {
-            Shared::hand_off(self.purse.owner(), self.index, &self.lent);
+            Shared::hand_off(self.refs.owner(), self.index, &self.lent);
         }
     }
 }

@@ -15,11 +15,11 @@ use crate::loom::{lock, Arc};
 use crate::sched::diagnostics;
 use crate::sched::driver::Driver;
 use crate::sched::fresh::Fresh;
-use crate::sched::hook::{Hook, Purse};
 use crate::sched::inline::InlineRuns;
 use crate::sched::lent::Lent;
 use crate::sched::metrics::{bump, WorkerCounters};
 use crate::sched::queue::{self, Local};
+use crate::sched::sched_ref::{RefStock, SchedRef};
 use crate::sched::spin::{ParkYield, SpinBudget};
 use crate::sched::{CoreGuard, CoreRef, Handle, HandleInner};
 use crate::task::coop;
@@ -40,11 +40,11 @@ const MAX_LIFO_POLLS: u32 = 16;
 
 /// A worker thread's state, on its stack; `CORE` points here while it runs.
 pub(crate) struct WorkerCtx {
-    /// Hooks for the tasks spawned here (`hook.rs`); its owner is the
+    /// `SchedRef`s for the tasks spawned here (`sched_ref.rs`); its owner is the
     /// runtime's shared state.
-    pub(super) purse: Purse<Shared>,
-    /// Hooks on the driver, for the timers and sockets armed here.
-    driver_purse: Purse<Driver>,
+    pub(super) refs: RefStock<Shared>,
+    /// `SchedRef`s on the driver, for the timers and sockets armed here.
+    driver_refs: RefStock<Driver>,
     /// The runtime's spawner for outside threads, for `Handle::current`.
     external: Arc<Spawner>,
     pub(super) index: usize,
@@ -112,8 +112,8 @@ impl WorkerCtx {
     pub(super) fn new(external: Arc<Spawner>, index: usize) -> WorkerCtx {
         let stack_size = external.shared.config.stack_size;
         WorkerCtx {
-            purse: Purse::new(external.shared.clone()),
-            driver_purse: Purse::new(external.shared.driver.clone()),
+            refs: RefStock::new(external.shared.clone()),
+            driver_refs: RefStock::new(external.shared.driver.clone()),
             external,
             index,
             inline: InlineRuns::new(stack_size),
@@ -151,16 +151,16 @@ impl WorkerCtx {
     }
 
     /// This runtime's driver, and the timer shard this worker arms on.
-    pub(crate) fn driver(&self) -> (Hook<Driver>, usize) {
-        (self.driver_purse.hook(), self.index)
+    pub(crate) fn driver(&self) -> (SchedRef<Driver>, usize) {
+        (self.driver_refs.take_ref(), self.index)
     }
 
-    pub(crate) fn driver_purse(&self) -> &Purse<Driver> {
-        &self.driver_purse
+    pub(crate) fn driver_refs(&self) -> &RefStock<Driver> {
+        &self.driver_refs
     }
 
     pub(super) fn shared(&self) -> &Shared {
-        self.purse.owner()
+        self.refs.owner()
     }
 
     pub(super) fn counters(&self) -> &WorkerCounters {
