@@ -23,7 +23,7 @@
 //!   is not missed.
 //! - `sched/sched_ref.rs`: a runtime's `SchedRef`s racing back to zero free its
 //!   state once.
-//! - `sched/lent.rs`: borrows, visits and the owner's take-away never share
+//! - `sched/core_slot.rs`: borrows, visits and the owner's take-away never share
 //!   the lent core.
 //! - `scope.rs`: a child listing itself racing a cancel, an escaped spawn
 //!   racing the scope's return, units taken ahead and given back elsewhere.

@@ -3,11 +3,11 @@
 //!
 //! A worker borrows its own core many times a poll (every spawn, every wake
 //! it queues, every inline run); the monitor takes a core from a stuck
-//! thread a few times a run at most (`lent.rs`). Their handshake is Dekker's:
-//! each writes its own flag, then reads the other's. That needs a StoreLoad
-//! barrier on both sides, which on x86 is a locked instruction on every
-//! borrow. With Linux's `membarrier(PRIVATE_EXPEDITED)` the rare
-//! side pays instead: the syscall runs a full memory barrier on every CPU
+//! thread a few times a run at most (`core_slot.rs`). Their handshake is
+//! Dekker's: each writes its own flag, then reads the other's. That needs a
+//! StoreLoad barrier on both sides, which on x86 is a locked instruction on
+//! every borrow. With Linux's `membarrier(PRIVATE_EXPEDITED)` the rare side
+//! pays instead: the syscall runs a full memory barrier on every CPU
 //! that runs a thread of this process (an IPI; a thread not running has
 //! been through a context switch, itself a full barrier), so any point of
 //! the borrower's program order lies either before that barrier or after

@@ -13,7 +13,7 @@
 //!
 //! Invariants:
 //! - Only the thread holding the core touches it (no atomics): the owner,
-//!   or a visitor while the owner's borrows wait (`lent.rs`). So that this
+//!   or a visitor while the owner's borrows wait (`core_slot.rs`). So that this
 //!   never hides work from idle workers for long, every task below the top
 //!   is moved to the ring (where thieves see it) as soon as the poll that
 //!   queued it returns, before the run loop starts a poll (`next_task`),

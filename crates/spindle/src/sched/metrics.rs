@@ -2,7 +2,7 @@
 //!
 //! Each worker's counters are written only by the thread holding that
 //! worker's core, while it holds it (owned in the run loop, or inside a
-//! borrow of the lent core, `lent.rs`), with a plain load-and-store (no
+//! borrow of the lent core, `core_slot.rs`), with a plain load-and-store (no
 //! read-modify-write, no lock prefix): one writer at a time, even while a
 //! thread that lost its core in a hand-off finishes its poll beside the
 //! new one. Anyone reads them with Relaxed loads: a snapshot is a

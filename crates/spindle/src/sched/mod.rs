@@ -9,6 +9,7 @@
 //! talks to on a thread that runs no core (inside `block_on`, `Runtime::enter`).
 
 pub(crate) mod asym;
+pub(crate) mod core_slot;
 pub(crate) mod current_thread;
 pub(crate) mod diagnostics;
 pub(crate) mod doze;
@@ -17,7 +18,6 @@ mod fresh;
 pub(crate) mod idle;
 pub(crate) mod inject;
 mod inline;
-pub(crate) mod lent;
 pub(crate) mod metrics;
 pub(crate) mod monitor;
 pub(crate) mod multi_thread;

@@ -57,8 +57,8 @@
 //! worker's clock; so a worker is only retaken after a single poll spanned
 //! the whole threshold (sampling may add up to one round).
 
+use super::core_slot::CoreSlot;
 use super::diagnostics::StallReport;
-use super::lent::Lent;
 use super::multi_thread::{Remote, Shared};
 use crate::loom::{lock, Arc, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -141,7 +141,7 @@ struct CpuProbe {
 /// One round's look at a worker.
 struct Sample {
     /// Its thread's lending slot.
-    active: Arc<Lent>,
+    active: Arc<CoreSlot>,
     /// Whether a core is lent there (a task is running).
     lent: bool,
     /// Its poll count.
@@ -324,7 +324,7 @@ impl WorkerWatch {
     /// waits behind it out of others' reach (`out_of_reach`: its ring
     /// untouched, or every worker inside a long poll) `HOG_CONFIRM` rounds
     /// in a row.
-    fn hand_off_due(&mut self, round: &Round<'_>, active: &Lent, out_of_reach: bool) -> bool {
+    fn hand_off_due(&mut self, round: &Round<'_>, active: &CoreSlot, out_of_reach: bool) -> bool {
         let stuck = round.now - self.since;
         let Some(t) = round.threshold.filter(|&t| stuck >= t) else {
             return false;
@@ -342,7 +342,7 @@ impl WorkerWatch {
     /// Whether the thread inside the poll is blocked: mostly off-CPU since
     /// the first sample, and not waiting for one now. The first call only
     /// samples (`false`); a thread that cannot be read counts as blocked.
-    fn is_blocked(&mut self, active: &Lent, now: Instant) -> bool {
+    fn is_blocked(&mut self, active: &CoreSlot, now: Instant) -> bool {
         match (self.probe, active.owner_activity()) {
             (_, None) => true, // cannot tell: treat as blocked
             (None, Some(a)) => {

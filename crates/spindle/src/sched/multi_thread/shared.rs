@@ -11,12 +11,12 @@
 use super::Core;
 use crate::blocking::Pool;
 use crate::loom::{Arc, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::*};
+use crate::sched::core_slot::CoreSlot;
 use crate::sched::diagnostics::{OnStall, SlowPolls};
 use crate::sched::doze::Doze;
 use crate::sched::driver::Driver;
 use crate::sched::idle::Idle;
 use crate::sched::inject::Inject;
-use crate::sched::lent::Lent;
 use crate::sched::metrics::{RuntimeMetrics, WorkerCounters};
 use crate::sched::park::Parker;
 use crate::sched::queue::{self, Stealer};
@@ -90,8 +90,8 @@ pub(crate) struct Remote {
     pub(super) stealer: Stealer,
     pub(super) parker: Parker,
     pub(crate) counters: CachePadded<WorkerCounters>,
-    /// The lending slot of the thread running this core now (`lent.rs`).
-    pub(crate) active: Mutex<Arc<Lent>>,
+    /// The lending slot of the thread running this core now (`core_slot.rs`).
+    pub(crate) active: Mutex<Arc<CoreSlot>>,
     /// Set by the monitor to one more than the poll count of a poll that
     /// has hidden fresh tasks for a whole round (0: none): an idle worker
     /// then takes them (`WorkerCtx::steal_hidden`), if that poll is still
@@ -293,7 +293,7 @@ pub(crate) fn build(
     blocking: Arc<Pool>,
 ) -> std::io::Result<(Arc<Shared>, Vec<Core>)> {
     let driver = Arc::new(Driver::new(workers)?);
-    crate::sched::asym::register(); // before any worker borrows its core (`lent.rs`)
+    crate::sched::asym::register(); // before any worker borrows its core (`core_slot.rs`)
     let mut remotes = Vec::with_capacity(workers);
     let mut cores = Vec::with_capacity(workers);
     for i in 0..workers {
@@ -302,7 +302,7 @@ pub(crate) fn build(
             stealer,
             parker: Parker::with_driver(driver.clone()),
             counters: CachePadded(WorkerCounters::default()),
-            active: Mutex::new(Arc::new(Lent::new())),
+            active: Mutex::new(Arc::new(CoreSlot::new())),
             visit_at: AtomicU64::new(0),
         });
         cores.push(Core::new(i, local, config.yield_before_park));

@@ -64,8 +64,8 @@ impl WorkerCtx {
 
     /// Takes the fresh tasks (the LIFO slot's included) of a worker whose
     /// poll has hidden them for a whole monitor round (`Remote::want_visit`),
-    /// visiting its lent core (`lent.rs`): the top one to run, the rest into
-    /// this worker's ring. Only on the monitor's word: a visit costs a
+    /// visiting its lent core (`core_slot.rs`): the top one to run, the
+    /// rest into this worker's ring. Only on the monitor's word: a visit costs a
     /// membarrier that interrupts every CPU running a worker, and taken
     /// from a poll about to end, a message-passing pair would be split
     /// across cores.

@@ -5,7 +5,7 @@ use super::schedule::Queued;
 use super::shared::test_build;
 use super::{external_spawner, Shared, WorkerCtx};
 use crate::loom::{Arc, Ordering::Relaxed};
-use crate::sched::lent::Lent;
+use crate::sched::core_slot::CoreSlot;
 use crate::sched::HandleInner;
 use std::time::Duration;
 
@@ -20,7 +20,7 @@ thread_local! {
 #[test]
 fn a_refused_hand_off_leaves_the_core_with_its_owner() {
     let (shared, mut cores) = test_build(1);
-    let lent = Arc::new(Lent::new());
+    let lent = Arc::new(CoreSlot::new());
     lent.lend(Box::new(cores.pop().unwrap()));
     let borrowed = lent.borrow().expect("lent");
     let (tx, rx) = std::sync::mpsc::channel();

@@ -9,7 +9,7 @@
 use super::worker::run_worker;
 use super::{external_spawner, Core, Shared, WorkerCtx};
 use crate::loom::{lock, Arc, Ordering::Relaxed};
-use crate::sched::lent::Lent;
+use crate::sched::core_slot::CoreSlot;
 
 impl Shared {
     /// Starts a thread running core `index` (at build).
@@ -82,7 +82,7 @@ impl Shared {
     /// lent back after a refusal, the core could land in the slot of an
     /// owner that had meanwhile found it gone and retired.) When the core
     /// turns out to be gone already, the new thread ends unused.
-    pub(super) fn hand_off(this: &Arc<Self>, index: usize, lent: &Lent) -> bool {
+    pub(super) fn hand_off(this: &Arc<Self>, index: usize, lent: &CoreSlot) -> bool {
         let Ok(give) = Shared::worker_thread(this, index) else {
             return false;
         };

@@ -5,18 +5,18 @@
 //! the injector), runs it and the tasks it leaves behind, takes turns at
 //! the driver, and parks when stealing (`steal.rs`) finds nothing.
 //!
-//! The core stays lent (`lent.rs`) while a task runs, borrowed between
+//! The core stays lent (`core_slot.rs`) while a task runs, borrowed between
 //! polls, so that the monitor can hand it to a new thread when a poll
 //! blocks: every step that runs a task returns `None` when the core was
 //! taken away meanwhile, and the thread then exits.
 
 use super::{Shared, Spawner};
 use crate::loom::{lock, Arc};
+use crate::sched::core_slot::CoreSlot;
 use crate::sched::diagnostics;
 use crate::sched::driver::Driver;
 use crate::sched::fresh::Fresh;
 use crate::sched::inline::InlineRuns;
-use crate::sched::lent::Lent;
 use crate::sched::metrics::{bump, WorkerCounters};
 use crate::sched::queue::{self, Local};
 use crate::sched::sched_ref::{RefStock, SchedRef};
@@ -49,13 +49,13 @@ pub(crate) struct WorkerCtx {
     external: Arc<Spawner>,
     pub(super) index: usize,
     /// The core, while a task runs (the run loop holds it otherwise).
-    pub(super) lent: Arc<Lent>,
+    pub(super) lent: Arc<CoreSlot>,
     /// Nesting of inline runs (`run_inline_if_next`).
     inline: InlineRuns,
 }
 
 /// A worker's queues and scheduling state: held by one thread at a time,
-/// lent while a task runs (`lent.rs`).
+/// lent while a task runs (`core_slot.rs`).
 pub(crate) struct Core {
     pub(super) fresh: Fresh,
     pub(super) queue: Local,
@@ -117,13 +117,13 @@ impl WorkerCtx {
             external,
             index,
             inline: InlineRuns::new(stack_size),
-            lent: Arc::new(Lent::new()),
+            lent: Arc::new(CoreSlot::new()),
         }
     }
 
     /// See `sched::run_inline_if_next`: only the fresh tasks are searched,
     /// which no other worker takes from while this borrow lasts (a visit
-    /// waits for it: `lent.rs`), so holding one's `Notified` is holding the
+    /// waits for it: `core_slot.rs`), so holding one's `Notified` is holding the
     /// one permission to run it.
     ///
     /// # Safety
@@ -232,7 +232,7 @@ impl WorkerCtx {
     /// ring (and its share of the injector) until it has none or the next
     /// tick is a maintenance tick; `None` if the core was taken away during
     /// a poll. The core stays lent throughout, borrowed between polls
-    /// (`lent.rs`), and is taken out once, at the end.
+    /// (`core_slot.rs`), and is taken out once, at the end.
     pub(super) fn run_task(&self, mut core: Box<Core>, task: Notified) -> Option<Box<Core>> {
         if core.is_searching {
             core.is_searching = false;

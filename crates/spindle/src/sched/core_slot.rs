@@ -1,7 +1,8 @@
-//! The slot a worker thread lends its core through while a task runs, so
-//! that the monitor (`monitor.rs`) can take the core away from a thread
-//! stuck in a poll and hand it to a fresh thread (Go's sysmon retaking a P
-//! from an M in a syscall), and `block_in_place` can give it away.
+//! `CoreSlot`: the slot a worker thread lends its core through while a
+//! task runs, so that the monitor (`monitor.rs`) can take the core away
+//! from a thread stuck in a poll and hand it to a fresh thread (Go's
+//! sysmon retaking a P from an M in a syscall), and `block_in_place` can
+//! give it away.
 //!
 //! One `AtomicPtr<Core>` per worker *thread* (not per core index: a thread
 //! that lost its core keeps its own, now empty, slot, and can never take
@@ -68,8 +69,9 @@ use crate::loom::{AtomicBool, AtomicPtr, Ordering::*, ReleaseStore};
 use std::ops::{Deref, DerefMut};
 use std::ptr::{self, NonNull};
 
-/// `C` is the core; generic only so that the loom model can lend a probe.
-pub(crate) struct Lent<C = Core> {
+/// A worker thread's slot for its lent core (module docs). `C` is the
+/// core; generic only so that the loom model can lend a probe.
+pub(crate) struct CoreSlot<C = Core> {
     core: AtomicPtr<C>,
     /// The owner thread is inside a borrow of the core (module docs).
     busy: AtomicBool,
@@ -80,10 +82,10 @@ pub(crate) struct Lent<C = Core> {
     tid: i32,
 }
 
-impl<C> Lent<C> {
+impl<C> CoreSlot<C> {
     /// A slot for the calling thread.
-    pub(crate) fn new() -> Lent<C> {
-        Lent {
+    pub(crate) fn new() -> CoreSlot<C> {
+        CoreSlot {
             core: AtomicPtr::new(ptr::null_mut()),
             busy: AtomicBool::new(false),
             visitor: AtomicBool::new(false),
@@ -212,9 +214,9 @@ impl<C> Lent<C> {
     }
 }
 
-/// A borrow of the lent core (`Lent::borrow`); ends when dropped.
+/// A borrow of the lent core (`CoreSlot::borrow`); ends when dropped.
 pub(crate) struct Borrowed<'a, C = Core> {
-    lent: &'a Lent<C>,
+    lent: &'a CoreSlot<C>,
     core: NonNull<C>,
 }
 
@@ -241,7 +243,7 @@ impl<C> Drop for Borrowed<'_, C> {
     }
 }
 
-impl<C> Drop for Lent<C> {
+impl<C> Drop for CoreSlot<C> {
     fn drop(&mut self) {
         drop(self.take()); // a core left behind is dropped (its tasks cancelled)
     }
@@ -249,11 +251,11 @@ impl<C> Drop for Lent<C> {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::Lent;
+    use super::CoreSlot;
 
     #[test]
     fn a_borrow_inside_a_borrow_is_refused_and_a_take_away_ends_borrowing() {
-        let lent = Lent::<u32>::new();
+        let lent = CoreSlot::<u32>::new();
         assert!(lent.borrow().is_none(), "nothing lent yet");
         lent.lend(Box::new(7));
         {
@@ -269,7 +271,7 @@ mod tests {
 
 #[cfg(all(test, loom))]
 mod loom_model {
-    use super::Lent;
+    use super::CoreSlot;
     use crate::loom::{Arc, UnsafeCell};
     use loom::thread;
 
@@ -290,14 +292,14 @@ mod loom_model {
     }
 
     /// A slot with a probe lent in it.
-    fn lent_probe() -> Arc<Lent<Probe>> {
-        let lent = Arc::new(Lent::new());
+    fn lent_probe() -> Arc<CoreSlot<Probe>> {
+        let lent = Arc::new(CoreSlot::new());
         lent.lend(Box::new(Probe(UnsafeCell::new(0))));
         lent
     }
 
     /// Another thread visits the slot once; joins to whether it found a core.
-    fn spawn_visitor(lent: &Arc<Lent<Probe>>) -> thread::JoinHandle<bool> {
+    fn spawn_visitor(lent: &Arc<CoreSlot<Probe>>) -> thread::JoinHandle<bool> {
         let lent = lent.clone();
         thread::spawn(move || lent.visit(|core| core.touch()).is_some())
     }
