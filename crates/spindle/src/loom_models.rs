@@ -18,7 +18,7 @@
 //!   a worker goes to sleep is never stranded; a lost wake-up shows as a
 //!   loom deadlock), a retake racing a local spawn, fresh tasks reaching
 //!   another worker.
-//! - `sched/doze.rs`: a waking worker never leaves the monitor dozing.
+//! - `sched/monitor_sleep.rs`: a waking worker never leaves the monitor dozing.
 //! - `sched/driver.rs`: a timer armed during, or behind, the driver's turn
 //!   is not missed.
 //! - `sched/sched_ref.rs`: a runtime's `SchedRef`s racing back to zero free its

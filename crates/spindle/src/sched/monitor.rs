@@ -4,7 +4,7 @@
 //! may be stuck in a poll; doubling up to `BUSY_BACKOFF` times that while
 //! every busy worker keeps moving from poll to poll, and up to `MAX_ROUND`
 //! while every worker sleeps: the first worker to wake then wakes the
-//! monitor, `doze.rs`) it
+//! monitor, `monitor_sleep.rs`) it
 //! - notices a worker whose thread has been inside one poll (its core lent
 //!   out, its poll counter unchanged) for `handoff_after` or longer *and is
 //!   blocked*: over one more round it ran on a CPU less than half the time
@@ -190,14 +190,14 @@ impl Monitor {
     }
 
     /// Sleeps until the next round; `false` at shutdown. A long round only
-    /// while every worker sleeps; one waking wakes us (`doze.rs`), and the
-    /// next round is a busy one.
+    /// while every worker sleeps; one waking wakes us (`monitor_sleep.rs`),
+    /// and the next round is a busy one.
     fn sleep(&mut self) -> bool {
         let shared = &self.shared;
         shared.slow_polls.calibrate();
         let short = self.busy_round * BUSY_BACKOFF;
-        let dozing = self.round > short && shared.monitor_may_doze();
-        shared.monitor.park_timeout(Some(if dozing {
+        let long_sleep = self.round > short && shared.monitor_may_sleep_long();
+        shared.monitor.park_timeout(Some(if long_sleep {
             self.round
         } else {
             self.round.min(short)
@@ -205,7 +205,7 @@ impl Monitor {
         if shared.is_shutdown() {
             return false;
         }
-        if dozing && shared.doze.end() {
+        if long_sleep && shared.monitor_sleep.end() {
             self.round = self.busy_round;
         }
         true

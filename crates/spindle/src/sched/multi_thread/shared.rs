@@ -13,11 +13,11 @@ use crate::blocking::Pool;
 use crate::loom::{Arc, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::*};
 use crate::sched::core_slot::CoreSlot;
 use crate::sched::diagnostics::{OnStall, SlowPolls};
-use crate::sched::doze::Doze;
 use crate::sched::driver::Driver;
 use crate::sched::idle::Idle;
 use crate::sched::inject::Inject;
 use crate::sched::metrics::{RuntimeMetrics, WorkerCounters};
+use crate::sched::monitor_sleep::MonitorSleep;
 use crate::sched::park::Parker;
 use crate::sched::queue::{self, Stealer};
 use crate::sched::sched_ref::{RefCount, RefCounted, RefStock};
@@ -42,9 +42,9 @@ pub(crate) struct Shared {
     /// Cores handed to a fresh thread (by the monitor or `block_in_place`).
     pub(crate) handoffs: AtomicU64,
     /// The monitor sleeps on this between rounds (woken at shutdown, and
-    /// from a long round by a worker waking up: `doze`).
+    /// from a long round by a worker waking up: `monitor_sleep`).
     pub(crate) monitor: Parker,
-    pub(crate) doze: Doze,
+    pub(crate) monitor_sleep: MonitorSleep,
     pub(crate) slow_polls: SlowPolls,
     pub(crate) stalls: AtomicU64,
     /// How many `SchedRef`s of this state are out (`sched_ref.rs`).
@@ -234,19 +234,19 @@ impl Shared {
         self.idle.num_sleeping()
     }
 
-    /// Monitor: may it sleep a long round? (`doze.rs`: only while every
+    /// Monitor: may it sleep a long round? (`monitor_sleep.rs`: only while every
     /// worker sleeps.)
-    pub(crate) fn monitor_may_doze(&self) -> bool {
-        self.doze
+    pub(crate) fn monitor_may_sleep_long(&self) -> bool {
+        self.monitor_sleep
             .begin(|| self.idle.num_sleeping() == self.remotes.len())
     }
 
     /// A worker back from `park`: counts it awake (`Idle::worker_from_parked`,
     /// whose answer it returns), then wakes a dozing monitor, which must
-    /// watch it again (`doze.rs`: in this order).
+    /// watch it again (`monitor_sleep.rs`: in this order).
     pub(super) fn worker_from_parked(&self, index: usize) -> bool {
         let searching = self.idle.worker_from_parked(index);
-        if self.doze.wake() {
+        if self.monitor_sleep.wake() {
             self.monitor.unpark();
         }
         searching
@@ -319,7 +319,7 @@ pub(crate) fn build(
         threads: Mutex::new(Vec::new()),
         handoffs: AtomicU64::new(0),
         monitor: Parker::new(),
-        doze: Doze::default(),
+        monitor_sleep: MonitorSleep::default(),
         slow_polls: SlowPolls::new(workers, config.slow_poll),
         stalls: AtomicU64::new(0),
         refs_out: RefCount::default(),

@@ -1,12 +1,12 @@
-//! The monitor's long sleep, and waking it early.
+//! `MonitorSleep`: the monitor's long sleep, and waking it early.
 //!
 //! While every worker sleeps the monitor (`monitor.rs`) lengthens its rounds
 //! up to `MAX_ROUND` (10 ms): an idle runtime should cost nothing. But a
 //! worker that wakes into a blocking call then waits up to a whole long
 //! round before the monitor notices and hands its queue to a new thread,
 //! with everything queued behind it (a heartbeat, say) stuck that long. So a
-//! worker leaving its sleep wakes a dozing monitor, as Go's `entersyscall`
-//! wakes a sysmon that sleeps.
+//! worker leaving its sleep wakes a dozing monitor (one in its long
+//! sleep), as Go's `entersyscall` wakes a sysmon that sleeps.
 //!
 //! ```text
 //! flag: AtomicBool   set:   the monitor sleeps a long round (it saw every
@@ -29,12 +29,13 @@
 
 use crate::loom::{fence, AtomicBool, Ordering::*};
 
+/// The flag of the monitor's long sleep (module docs).
 #[derive(Default)]
-pub(crate) struct Doze {
+pub(crate) struct MonitorSleep {
     flag: AtomicBool,
 }
 
-impl Doze {
+impl MonitorSleep {
     /// Monitor: may it sleep a long round? Sets the flag, then asks
     /// `all_asleep` (which reads the idle state); clears it again when some
     /// worker is awake.
@@ -66,34 +67,34 @@ impl Doze {
 
 #[cfg(all(test, loom))]
 mod loom_model {
-    use super::Doze;
+    use super::MonitorSleep;
     use crate::loom::{Arc, AtomicBool, Ordering::SeqCst};
     use crate::sched::idle::Idle;
     use loom::thread;
 
-    /// A worker wakes while the monitor decides to doze: either the monitor
-    /// sees it awake, or it sees the flag and wakes the monitor.
+    /// A worker wakes while the monitor decides to sleep long: either the
+    /// monitor sees it awake, or it sees the flag and wakes the monitor.
     #[test]
     fn a_waking_worker_never_leaves_the_monitor_dozing() {
         loom::model(|| {
             let idle = Arc::new(Idle::new(1));
             idle.worker_to_parked(0);
-            let doze = Arc::new(Doze::default());
+            let sleep = Arc::new(MonitorSleep::default());
             let unparked = Arc::new(AtomicBool::new(false));
             let worker = {
-                let (idle, doze, unparked) = (idle.clone(), doze.clone(), unparked.clone());
+                let (idle, sleep, unparked) = (idle.clone(), sleep.clone(), unparked.clone());
                 thread::spawn(move || {
                     idle.worker_from_parked(0);
-                    if doze.wake() {
+                    if sleep.wake() {
                         unparked.store(true, SeqCst);
                     }
                 })
             };
-            let dozed = doze.begin(|| idle.num_sleeping() == 1);
+            let long = sleep.begin(|| idle.num_sleeping() == 1);
             worker.join().unwrap();
-            if dozed {
+            if long {
                 assert!(unparked.load(SeqCst), "worker awake, monitor left dozing");
-                assert!(doze.end(), "the wake took the flag");
+                assert!(sleep.end(), "the wake took the flag");
             }
         });
     }
