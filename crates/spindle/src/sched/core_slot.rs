@@ -27,13 +27,15 @@
 //! (one locked instruction fewer per spawn and per wake):
 //!
 //! ```text
-//! borrow:     busy := true;  asym::light();  read core   (null: lost, busy := false)
+//! borrow:     busy := true;  asym_fence::light();  read core
+//!             (null: lost, busy := false)
 //!             ... use the core ...;  busy := false (Release)
-//! take_away:  swap core := null;  asym::heavy();  wait while busy (Acquire)
+//! take_away:  swap core := null;  asym_fence::heavy();
+//!             wait while busy (Acquire)
 //! ```
 //!
-//! The two fences (`asym.rs`: a compiler fence against a membarrier, or
-//! two `SeqCst` fences) order the pairs of write-then-read, so at least one
+//! The two fences (`asym_fence.rs`: a compiler fence against a membarrier,
+//! or two `SeqCst` fences) order the pairs of write-then-read, so at least one
 //! side sees the other's write: the borrow reads null, or the taker sees
 //! `busy` and waits for the borrow to end, whose Release makes its writes
 //! to the core visible to the taker. A borrow never holds a borrow (one
@@ -47,10 +49,10 @@
 //! same handshake, the visitor on the rare side:
 //!
 //! ```text
-//! visit:   CAS visitor false -> true (one visitor at a time);  asym::heavy();
-//!          wait while busy (Acquire);  read core (null: nothing to visit)
+//! visit:   CAS visitor false -> true (one visitor at a time);
+//!          asym_fence::heavy();  wait while busy (Acquire);  read core (null: nothing to visit)
 //!          ... use the core ...;  visitor := false (Release)
-//! borrow:  busy := true;  asym::light();  visitor?  -> busy := false,
+//! borrow:  busy := true;  asym_fence::light();  visitor?  -> busy := false,
 //!          wait while visitor (Acquire), start again;  else read core
 //! ```
 //!
@@ -63,7 +65,7 @@
 //! swap and fence before reading `visitor`). A visit runs no task code (it
 //! moves `Notified`s; a cancellation at shutdown at most).
 
-use super::asym;
+use super::asym_fence;
 use super::multi_thread::Core;
 use crate::loom::{AtomicBool, AtomicPtr, Ordering::*, ReleaseStore};
 use std::ops::{Deref, DerefMut};
@@ -134,7 +136,7 @@ impl<C> CoreSlot<C> {
         if p.is_null() {
             return None;
         }
-        asym::heavy();
+        asym_fence::heavy();
         // Acquire: pairs with the borrow's (and the visit's) Release as it ends.
         while self.busy.load(Acquire) || self.visitor.load(Acquire) {
             crate::loom::yield_now();
@@ -158,7 +160,7 @@ impl<C> CoreSlot<C> {
         }
         loop {
             self.busy.store(true, Relaxed);
-            asym::light();
+            asym_fence::light();
             // Acquire: a visit that ended hands its writes to the core over.
             if !self.visitor.load(Acquire) {
                 break;
@@ -193,7 +195,7 @@ impl<C> CoreSlot<C> {
         {
             return None;
         }
-        asym::heavy();
+        asym_fence::heavy();
         // Acquire: pairs with the borrow's Release as it ends.
         while self.busy.load(Acquire) {
             crate::loom::yield_now();
@@ -307,7 +309,7 @@ mod loom_model {
     /// The owner borrows its lent core twice while the monitor takes it
     /// away: every use of the core is ordered with every other (loom fails
     /// the model on a racing access), and a borrow after the take finds
-    /// nothing. Fails without `asym`'s fences.
+    /// nothing. Fails without `asym_fence`'s fences.
     #[test]
     fn borrows_racing_a_take_away_never_share_the_core() {
         loom::model(|| {

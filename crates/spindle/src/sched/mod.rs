@@ -8,7 +8,7 @@
 //! the local queue without any lock; `HANDLE` says which runtime `spawn`
 //! talks to on a thread that runs no core (inside `block_on`, `Runtime::enter`).
 
-pub(crate) mod asym;
+pub(crate) mod asym_fence;
 pub(crate) mod core_slot;
 pub(crate) mod current_thread;
 pub(crate) mod diagnostics;

@@ -52,7 +52,7 @@
 //!                       (if that fails: owner := FREE)
 //! ```
 //! A plain claim never overlaps a write of another thread: `light` and
-//! `heavy` order as two SeqCst fences (`sched/asym.rs`), so either the
+//! `heavy` order as two SeqCst fences (`sched/asym_fence.rs`), so either the
 //! revoker's wait sees `busy[e]` (and waits for the claim to end, its
 //! Release making the claim visible), or the owner's second `owner` load
 //! sees `REVOKING` and it claims by CAS instead. A CAS that read the word
@@ -73,7 +73,7 @@ use crate::loom::{
     AtomicBool, AtomicU64,
     Ordering::{self, AcqRel, Acquire, Relaxed, Release},
 };
-use crate::sched::asym;
+use crate::sched::asym_fence;
 
 /// Bit of the word: a thread owns it.
 pub(crate) const BIASED: u64 = 4;
@@ -172,8 +172,8 @@ pub(crate) fn worth_owning() -> bool {
     if cfg!(any(loom, miri)) {
         return true;
     }
-    asym::register();
-    asym::light_is_cheap()
+    asym_fence::register();
+    asym_fence::light_is_cheap()
 }
 
 /// A claim word that one thread may own (module docs).
@@ -271,7 +271,7 @@ impl ClaimWord {
         let busy = &self.busy[(tag & (MAX_BIASES - 1)) as usize];
         debug_assert!(!busy.load(Relaxed), "plain claims do not nest");
         busy.store(true, Relaxed);
-        asym::light();
+        asym_fence::light();
         if self.owner.load(Relaxed) == tag {
             #[cfg(loom)]
             LOOM_PLAIN_CLAIMS.with(|c| c.set(c.get() + 1));
@@ -453,7 +453,7 @@ impl ClaimWord {
             }
             backoff.snooze(); // another revocation is under way
         };
-        asym::heavy();
+        asym_fence::heavy();
         let busy = &self.busy[(tag & (MAX_BIASES - 1)) as usize];
         let mut backoff = Backoff::new();
         // Acquire: pairs with the end of the owner's plain claim.

@@ -293,7 +293,8 @@ pub(crate) fn build(
     blocking: Arc<Pool>,
 ) -> std::io::Result<(Arc<Shared>, Vec<Core>)> {
     let driver = Arc::new(Driver::new(workers)?);
-    crate::sched::asym::register(); // before any worker borrows its core (`core_slot.rs`)
+    // Before any worker borrows its core (`core_slot.rs`).
+    crate::sched::asym_fence::register();
     let mut remotes = Vec::with_capacity(workers);
     let mut cores = Vec::with_capacity(workers);
     for i in 0..workers {

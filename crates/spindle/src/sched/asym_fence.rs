@@ -1,5 +1,6 @@
-//! An asymmetric fence: a cheap side for the hot path and an expensive side
-//! for the rare one, which together order as two `SeqCst` fences would.
+//! An asymmetric fence (`light`, `heavy`): a cheap side for the hot path
+//! and an expensive side for the rare one, which together order as two
+//! `SeqCst` fences would.
 //!
 //! A worker borrows its own core many times a poll (every spawn, every wake
 //! it queues, every inline run); the monitor takes a core from a stuck
