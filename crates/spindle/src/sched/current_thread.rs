@@ -12,9 +12,9 @@
 //! injector first, so neither can starve behind a busy local queue.
 
 use super::driver::Driver;
-use super::fresh::CAPACITY as FRESH;
 use super::inject::Inject;
 use super::inline::InlineRuns;
+use super::lifo_stack::CAPACITY as LIFO_CAPACITY;
 use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
 use super::park::Parker;
 use super::sched_ref::{RefCount, RefCounted, RefStock, SchedRef};
@@ -262,8 +262,8 @@ impl DriverCtx {
         spawn_with_ref(self.shared(), self.refs.take_ref(), future)
     }
 
-    /// See `sched::run_inline_if_next`: the newest `FRESH` entries at the
-    /// back of the queue are searched (nobody else pops this queue, and a
+    /// See `sched::run_inline_if_next`: the newest `LIFO_CAPACITY` entries
+    /// at the back of the queue are searched (nobody else pops this queue, and a
     /// task run early is only run sooner than its turn).
     ///
     /// # Safety
@@ -280,7 +280,7 @@ impl DriverCtx {
                 if q.back()?.is(task) {
                     return q.pop_back();
                 }
-                let newest = q.len().saturating_sub(FRESH);
+                let newest = q.len().saturating_sub(LIFO_CAPACITY);
                 let i = q.range(newest..).rposition(|n| n.is(task))?;
                 q.remove(newest + i)
             }),

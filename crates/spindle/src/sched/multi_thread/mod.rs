@@ -1,6 +1,6 @@
 //! The multi-thread work-stealing scheduler.
 //!
-//! Each worker thread owns a `Core`: its fresh tasks (`fresh.rs`: those it
+//! Each worker thread owns a `Core`: its fresh tasks (`lifo_stack.rs`: those it
 //! spawned or woke during the poll now running, which a `Fork`'s await can
 //! run inline; the top one is the LIFO slot, the task run next for cache
 //! warmth and to keep message-passing pairs on one worker), a fixed-size

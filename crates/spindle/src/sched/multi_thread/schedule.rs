@@ -207,7 +207,7 @@ impl WorkerCtx {
 
     /// Tells the monitor whether fresh tasks are hidden from other workers
     /// now (`WorkerCounters::hides_fresh`; the top one too: it waits for
-    /// the poll's end). Called wherever the fresh stack grows or is
+    /// the poll's end). Called wherever the LIFO stack grows or is
     /// published; where it shrinks otherwise, a stale `true` is harmless.
     fn note_hidden(&self, core: &Core) {
         self.counters()

@@ -15,8 +15,8 @@ use crate::loom::{lock, Arc};
 use crate::sched::core_slot::CoreSlot;
 use crate::sched::diagnostics;
 use crate::sched::driver::Driver;
-use crate::sched::fresh::Fresh;
 use crate::sched::inline::InlineRuns;
+use crate::sched::lifo_stack::LifoStack;
 use crate::sched::metrics::{bump, WorkerCounters};
 use crate::sched::queue::{self, Local};
 use crate::sched::sched_ref::{RefStock, SchedRef};
@@ -57,7 +57,7 @@ pub(crate) struct WorkerCtx {
 /// A worker's queues and scheduling state: held by one thread at a time,
 /// lent while a task runs (`core_slot.rs`).
 pub(crate) struct Core {
-    pub(super) fresh: Fresh,
+    pub(super) fresh: LifoStack,
     pub(super) queue: Local,
     tick: u32,
     lifo_polls: u32,
@@ -73,7 +73,7 @@ impl Core {
     /// Worker `index`'s core, around its ring (`queue::local`).
     pub(super) fn new(index: usize, queue: Local, yield_before_park: bool) -> Core {
         Core {
-            fresh: Fresh::new(),
+            fresh: LifoStack::new(),
             queue,
             tick: 0,
             lifo_polls: 0,

@@ -1,6 +1,6 @@
-//! A worker's *fresh* tasks: those it spawned or woke during the poll now
-//! running, newest on top. The top one is the worker's "next task" (what
-//! other runtimes call the LIFO slot).
+//! `LifoStack`: a worker's *fresh* tasks, those it spawned or woke during
+//! the poll now running, newest on top. The top one is the worker's "next
+//! task" (what other runtimes call the LIFO slot).
 //!
 //! Why more than one slot: a task that forks children and then awaits them
 //! in order (`for f in forks { f.await }`, skynet_fork) awaits the *oldest*
@@ -39,16 +39,17 @@ pub(crate) const CAPACITY: usize = 32;
 /// How many of the oldest tasks a full stack gives back.
 pub(crate) const SPILL: usize = CAPACITY / 8;
 
-pub(crate) struct Fresh {
+/// A worker's fresh tasks, newest on top (module docs).
+pub(crate) struct LifoStack {
     /// `slots[..len]` hold tasks, oldest first, the top at `len - 1`; the
     /// rest are `None`.
     slots: [Option<Notified>; CAPACITY],
     len: usize,
 }
 
-impl Fresh {
-    pub(crate) fn new() -> Fresh {
-        Fresh {
+impl LifoStack {
+    pub(crate) fn new() -> LifoStack {
+        LifoStack {
             slots: [const { None }; CAPACITY],
             len: 0,
         }
@@ -126,7 +127,7 @@ mod tests {
     use crate::task::inert;
 
     /// Pushes `n` tasks; returns their raw handles, oldest first.
-    fn fill(fresh: &mut Fresh, n: usize) -> Vec<RawTask> {
+    fn fill(fresh: &mut LifoStack, n: usize) -> Vec<RawTask> {
         (0..n)
             .map(|_| {
                 let (notified, raw) = inert::task();
@@ -142,7 +143,7 @@ mod tests {
 
     #[test]
     fn the_newest_pops_first_and_a_full_stack_gives_back_its_oldest() {
-        let mut fresh = Fresh::new();
+        let mut fresh = LifoStack::new();
         let raws = fill(&mut fresh, CAPACITY);
         let (extra, extra_raw) = inert::task();
         let mut spilled = Vec::new();
@@ -164,7 +165,7 @@ mod tests {
 
     #[test]
     fn take_finds_any_task_and_keeps_the_order_of_the_rest() {
-        let mut fresh = Fresh::new();
+        let mut fresh = LifoStack::new();
         let raws = fill(&mut fresh, 5);
         assert!(fresh.take(raws[1]).unwrap().is(raws[1]));
         assert!(fresh.take(raws[1]).is_none(), "taken once");
