@@ -46,17 +46,17 @@
 //!   children finishing on another worker would otherwise bounce twice as
 //!   often.
 //! - The body's spawns take their children's units from units taken ahead
-//!   (`Credits`): a poll of the body lends this thread a count for that
-//!   scope, refilled from `live` in doubling steps (1, 2, 4, ... up to 64
-//!   children's) and given back, what is left of it, when the poll returns
-//!   or unwinds. A body spawning a million children then writes `live`
+//!   (`PollStock`): a poll of the body gives this thread a stock of units
+//!   for that scope, refilled from `live` in doubling steps (1, 2, 4, ...
+//!   up to 64 children's) and given back, what is left of it, when the
+//!   poll returns or unwinds. A body spawning a million children then writes `live`
 //!   once per 64 of them instead of at every spawn, on a line that the
 //!   children ending on the other worker keep taking away. The body's own
 //!   unit is held meanwhile, so neither a refill nor the give-back moves
 //!   `live` from or to 0. A spawn from anywhere else (a child, a nested
 //!   scope's body) takes its units from `live` directly.
 //! - The scope returns by moving `live` from 0 to `CLOSED` in one
-//!   compare-and-swap; a spawn outside the body's credits adds its units
+//!   compare-and-swap; a spawn outside the body's stock adds its units
 //!   and gives them back if it finds `CLOSED`. So a spawn through a
 //!   `Scope` that escaped either holds units before the scope returns
 //!   (which then waits for it) or panics: never a child running after the
@@ -69,6 +69,12 @@
 //!   a reference for it. `cancel_all` raises `cancelled` before it takes
 //!   the list under its lock, so a child listed too late for it sees the
 //!   flag when it re-reads it.
+//!
+//! `sched/sched_ref.rs` counts a runtime's task references the same way
+//! (units out holding one strong count, some taken ahead) but not with
+//! these types: `live` also carries `CLOSED` and wakes the scope at 0, and
+//! the stock here lives for one poll of the body, refilled in doubling
+//! steps, where a scheduler thread's lives as long as the thread runs it.
 
 use crate::loom::{lock, Arc, AtomicBool, AtomicUsize, Mutex, Ordering::*};
 use crate::task::{abort_handle_of, panic_message, AbortHandle, JoinError, JoinHandle};
@@ -157,7 +163,7 @@ impl<E: Send + 'static> Scope<E> {
         F::Output: Send + 'static,
     {
         // A failure racing with this spawn is seen by the child's first poll.
-        let guard = match Credits::take(&self.inner) {
+        let guard = match PollStock::take_child(&self.inner) {
             Some(guard) => guard, // the body is running: not closed
             None => Guard::try_new(&self.inner, CHILD)
                 .filter(|_| !self.inner.closed.load(Acquire))
@@ -197,7 +203,7 @@ impl<E: Send + 'static> Scope<E> {
     /// elsewhere it may count up to 63 more while the body is being polled
     /// (units taken ahead for its spawns).
     pub fn live(&self) -> usize {
-        (self.inner.live.load(Acquire) & !CLOSED) / CHILD - Credits::held(&self.inner)
+        (self.inner.live.load(Acquire) & !CLOSED) / CHILD - PollStock::held(&self.inner)
     }
 }
 
@@ -263,69 +269,92 @@ impl<E> Inner<E> {
 }
 
 /// Units of `live` taken ahead for the spawns of a body's poll (module
-/// docs), on the thread that polls it: the scope's state, the children's
-/// units left, and how many to take at the next refill.
-type Taken = (*const (), usize, usize);
+/// docs), on the thread that polls it.
+#[derive(Clone, Copy)]
+struct ChildStock {
+    /// The state of the scope whose body is being polled; null for none.
+    scope: *const (),
+    /// Children's units left.
+    left: usize,
+    /// How many children's units to take at the next refill.
+    refill: usize,
+}
+
+impl ChildStock {
+    /// No body polled on this thread.
+    const NONE: ChildStock = ChildStock::empty(std::ptr::null());
+
+    /// An empty stock for the body of the scope at `scope`.
+    const fn empty(scope: *const ()) -> ChildStock {
+        ChildStock {
+            scope,
+            left: 0,
+            refill: 1,
+        }
+    }
+}
 
 #[cfg(not(loom))]
 thread_local! {
-    static CREDITS: Cell<Taken> = const { Cell::new((std::ptr::null(), 0, 1)) };
+    static CHILD_STOCK: Cell<ChildStock> = const { Cell::new(ChildStock::NONE) };
 }
 
-// Loom runs its threads on one OS thread: the credits must be per loom thread.
+// Loom runs its threads on one OS thread: the stock must be per loom thread.
 #[cfg(loom)]
 loom::thread_local! {
-    static CREDITS: Cell<Taken> = Cell::new((std::ptr::null(), 0, 1));
+    static CHILD_STOCK: Cell<ChildStock> = Cell::new(ChildStock::NONE);
 }
 
 /// The most children's units one refill takes.
 const MAX_REFILL: usize = 64;
 
-/// The credits of one body poll; given back (and the enclosing body's
-/// restored: bodies nest) when dropped, also on unwind.
-struct Credits<E> {
+/// The stock of one body poll, this thread's `CHILD_STOCK` while it
+/// lasts; given back (and the enclosing body's restored: bodies nest) when
+/// dropped, also on unwind.
+struct PollStock<E> {
     scope: NonNull<Inner<E>>,
-    outer: Taken,
+    outer: ChildStock,
 }
 
-impl<E> Credits<E> {
-    /// Opens the credits of a poll of the body of `inner`'s scope.
-    fn lend(inner: &Arc<Inner<E>>) -> Credits<E> {
+impl<E> PollStock<E> {
+    /// Opens the stock of a poll of the body of `inner`'s scope.
+    fn open(inner: &Arc<Inner<E>>) -> PollStock<E> {
         let scope = NonNull::new(Arc::as_ptr(inner).cast_mut()).expect("an Arc is never at null");
-        let mine = (scope.as_ptr().cast_const().cast(), 0, 1);
-        Credits {
+        let mine = ChildStock::empty(scope.as_ptr().cast_const().cast());
+        PollStock {
             scope,
-            outer: CREDITS.with(|c| c.replace(mine)),
+            outer: CHILD_STOCK.with(|c| c.replace(mine)),
         }
     }
 
     /// Children's units this thread holds ahead for `inner`'s body.
     fn held(inner: &Arc<Inner<E>>) -> usize {
-        match CREDITS.with(|c| c.get()) {
-            (scope, left, _) if scope == Arc::as_ptr(inner).cast() => left,
-            _ => 0,
+        let stock = CHILD_STOCK.with(|c| c.get());
+        if stock.scope == Arc::as_ptr(inner).cast() {
+            stock.left
+        } else {
+            0
         }
     }
 
-    /// A child's guard from the credits, when this thread is polling the
-    /// body of `inner`'s scope; refills them as needed, taking twice as
+    /// A child's guard from the stock, when this thread is polling the
+    /// body of `inner`'s scope; refills it as needed, taking twice as
     /// many units each time (up to `MAX_REFILL` children's), so a poll
     /// that spawns once takes exactly one child's units.
-    fn take(inner: &Arc<Inner<E>>) -> Option<Guard<E>> {
-        let (scope, left, refill) = CREDITS.with(|c| c.get());
-        if scope != Arc::as_ptr(inner).cast() {
+    fn take_child(inner: &Arc<Inner<E>>) -> Option<Guard<E>> {
+        let mut stock = CHILD_STOCK.with(|c| c.get());
+        if stock.scope != Arc::as_ptr(inner).cast() {
             return None;
         }
-        let (left, refill) = match left {
-            0 => {
-                // The body's unit is held: `live` is not at 0, and no
-                // strong count moves.
-                inner.live.fetch_add(refill * CHILD, AcqRel);
-                (refill, (refill * 2).min(MAX_REFILL))
-            }
-            _ => (left, refill),
-        };
-        CREDITS.with(|c| c.set((scope, left - 1, refill)));
+        if stock.left == 0 {
+            // The body's unit is held: `live` is not at 0, and no
+            // strong count moves.
+            inner.live.fetch_add(stock.refill * CHILD, AcqRel);
+            stock.left = stock.refill;
+            stock.refill = (stock.refill * 2).min(MAX_REFILL);
+        }
+        stock.left -= 1;
+        CHILD_STOCK.with(|c| c.set(stock));
         Some(Guard {
             scope: NonNull::new(Arc::as_ptr(inner).cast_mut()).expect("an Arc is never at null"),
             units: CHILD,
@@ -333,12 +362,12 @@ impl<E> Credits<E> {
     }
 }
 
-impl<E> Drop for Credits<E> {
+impl<E> Drop for PollStock<E> {
     fn drop(&mut self) {
-        let (_, left, _) = CREDITS.with(|c| c.replace(self.outer));
+        let left = CHILD_STOCK.with(|c| c.replace(self.outer)).left;
         if left > 0 {
             // SAFETY: the scope's future, which owns an `Arc` of this state,
-            // is being polled while these credits exist.
+            // is being polled while this stock exists.
             let inner = unsafe { self.scope.as_ref() };
             // Never the last units: the body's are still held.
             inner.live.fetch_sub(left * CHILD, AcqRel);
@@ -544,7 +573,7 @@ impl<Fut: Future, E> Future for ScopeFuture<Fut, E> {
             // SAFETY: see above; the body is never moved while pinned.
             let body = unsafe { Pin::new_unchecked(body) };
             let polled = {
-                let _credits = Credits::lend(&this.inner);
+                let _stock = PollStock::open(&this.inner);
                 body.poll(cx)
             };
             if let Poll::Ready(v) = polled {
@@ -667,10 +696,10 @@ mod loom_model {
             let inner = Arc::new(Inner::<Infallible>::new());
             let body = Guard::new(&inner, BODY);
             let (first, second) = {
-                let _credits = Credits::lend(&inner);
-                let first = Credits::take(&inner).expect("polling the body");
-                let second = Credits::take(&inner).expect("polling the body");
-                assert_eq!(Credits::held(&inner), 1, "refills of 1, then 2");
+                let _stock = PollStock::open(&inner);
+                let first = PollStock::take_child(&inner).expect("polling the body");
+                let second = PollStock::take_child(&inner).expect("polling the body");
+                assert_eq!(PollStock::held(&inner), 1, "refills of 1, then 2");
                 (first, second)
             };
             assert_eq!(inner.live.load(Relaxed), BODY + 2 * CHILD);
