@@ -41,6 +41,7 @@ pub(crate) mod loom;
 mod loom_models;
 #[cfg(not(any(loom, miri)))]
 pub mod net;
+mod rand;
 mod runtime;
 mod sched;
 mod scope;

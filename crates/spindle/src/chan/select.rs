@@ -34,6 +34,7 @@
 //! only its own value, which never entered the channel. (Rendezvous sends are
 //! the exception documented in `chan/mod.rs`.)
 
+use crate::rand::xorshift32;
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
@@ -123,16 +124,15 @@ fn seed() -> u32 {
     (h.finish() as u32) | 1
 }
 
-/// Shuffles `order` in place (Fisher–Yates, xorshift32; not for
-/// cryptography), reading and writing the thread's random state once.
+/// Shuffles `order` in place (Fisher–Yates over `xorshift32`, `rand.rs`;
+/// not for cryptography), reading and writing the thread's random state
+/// once.
 #[doc(hidden)]
 pub fn shuffle(order: &mut [usize]) {
     RNG.with(|c| {
         let mut x = c.get();
         for i in (1..order.len()).rev() {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
+            x = xorshift32(x);
             // A number in 0..=i by multiply-shift (no division).
             let j = ((x as u64 * (i as u64 + 1)) >> 32) as usize;
             order.swap(i, j);

@@ -7,6 +7,7 @@
 
 use super::{Core, WorkerCtx};
 use crate::loom::{lock, spin_loop, Ordering::Relaxed};
+use crate::rand::xorshift32;
 use crate::sched::metrics::bump;
 use crate::sched::queue::Steal;
 use crate::task::Notified;
@@ -101,13 +102,9 @@ impl WorkerCtx {
 }
 
 impl Core {
+    /// Only spreads steal attempts across victims.
     fn next_rand(&mut self) -> u32 {
-        // xorshift32: only spreads steal attempts across victims.
-        let mut x = self.rng;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        self.rng = x;
-        x
+        self.rng = xorshift32(self.rng);
+        self.rng
     }
 }
