@@ -33,6 +33,7 @@ mod blocking;
 mod cancel;
 pub mod chan;
 mod combinators;
+mod driver;
 // Sockets and signals need the OS reactor, which loom and miri cannot run.
 #[cfg(not(any(loom, miri)))]
 pub(crate) mod io;
@@ -44,6 +45,7 @@ pub mod net;
 mod rand;
 mod runtime;
 mod sched;
+mod sched_ref;
 mod scope;
 #[cfg(not(any(loom, miri)))]
 pub mod signal;

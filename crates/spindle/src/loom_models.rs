@@ -19,9 +19,9 @@
 //!   loom deadlock), a retake racing a local spawn, fresh tasks reaching
 //!   another worker.
 //! - `sched/monitor_sleep.rs`: a waking worker never leaves the monitor dozing.
-//! - `sched/driver.rs`: a timer armed during, or behind, the driver's turn
+//! - `driver/mod.rs`: a timer armed during, or behind, the driver's turn
 //!   is not missed.
-//! - `sched/sched_ref.rs`: a runtime's `SchedRef`s racing back to zero free its
+//! - `sched_ref.rs`: a runtime's `SchedRef`s racing back to zero free its
 //!   state once.
 //! - `sched/core_slot.rs`: borrows, visits and the owner's take-away never share
 //!   the lent core.

@@ -392,7 +392,7 @@ impl Runtime {
             HandleInner::Multi(_) => {
                 let _enter = self.enter();
                 let _inside = sched::BlockOnGuard::enter();
-                sched::park::block_on_thread(future)
+                crate::driver::park::block_on_thread(future)
             }
             HandleInner::Current(shared) => current_thread::block_on(shared, future),
         }

@@ -70,7 +70,7 @@
 //!   the list under its lock, so a child listed too late for it sees the
 //!   flag when it re-reads it.
 //!
-//! `sched/sched_ref.rs` counts a runtime's task references the same way
+//! `sched_ref.rs` counts a runtime's task references the same way
 //! (units out holding one strong count, some taken ahead) but not with
 //! these types: `live` also carries `CLOSED` and wakes the scope at 0, and
 //! the stock here lives for one poll of the body, refilled in doubling

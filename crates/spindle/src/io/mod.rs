@@ -1,4 +1,4 @@
-//! I/O: the readiness reactor (`reactor.rs`) the driver polls, and
+//! I/O: the readiness reactor (`driver/reactor.rs`) the driver polls, and
 //! `Registration` (`registration.rs`), the handle every socket keeps on it.
 //!
 //! Invariants:
@@ -7,10 +7,9 @@
 //!   the registration before the fd: field order in `net/`);
 //! - an I/O attempt runs only after `poll_ready` said `Ready(tick)`, and a
 //!   `WouldBlock` is answered with `clear_ready(tick)` (the protocol in
-//!   `reactor.rs`), so no edge is lost between the attempt and the wait.
+//!   `driver/reactor.rs`), so no edge is lost between the attempt and the wait.
 
-pub(crate) mod reactor;
 pub(crate) mod registration;
 
-pub(crate) use reactor::Direction;
+pub(crate) use crate::driver::reactor::Direction;
 pub(crate) use registration::Registration;

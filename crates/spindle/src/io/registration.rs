@@ -2,13 +2,14 @@
 //! and the retry loop every socket operation goes through (`poll_io`).
 //!
 //! A registration keeps its runtime's driver alive (a `SchedRef`,
-//! `sched/sched_ref.rs`), so dropping a socket after its runtime is gone still deregisters cleanly. Events for
-//! it are only dispatched while that runtime runs: a socket used from
-//! another runtime works only as long as its own one is alive.
+//! `sched_ref.rs`), so dropping a socket after its runtime is gone still
+//! deregisters cleanly. Events for it are only dispatched while that
+//! runtime runs: a socket used from another runtime works only as long as
+//! its own one is alive.
 
-use super::reactor::{Direction, Source};
-use crate::sched::driver::Driver;
-use crate::sched::sched_ref::SchedRef;
+use crate::driver::reactor::{Direction, Source};
+use crate::driver::Driver;
+use crate::sched_ref::SchedRef;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;

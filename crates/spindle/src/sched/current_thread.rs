@@ -11,16 +11,16 @@
 //! was woken, and every `GLOBAL_POLL_INTERVAL` tasks it takes from the
 //! injector first, so neither can starve behind a busy local queue.
 
-use super::driver::Driver;
 use super::inject::Inject;
 use super::inline::InlineRuns;
 use super::lifo_stack::CAPACITY as LIFO_CAPACITY;
 use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
-use super::park::Parker;
-use super::sched_ref::{RefCount, RefCounted, RefStock, SchedRef};
 use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
 use crate::blocking::Pool;
+use crate::driver::park::Parker;
+use crate::driver::Driver;
 use crate::loom::{lock, Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering::*};
+use crate::sched_ref::{RefCount, RefCounted, RefStock, SchedRef};
 use crate::task::coop;
 use crate::task::registry::{Key, Registry};
 use crate::task::{JoinHandle, Notified, RawTask, Schedule};

@@ -1,7 +1,11 @@
 //! Schedulers: the multi-thread work-stealing one (`multi_thread/`) and the
 //! current-thread one (`current_thread.rs`), with what they share: the local
 //! ring (`queue.rs`), the injector (`inject.rs`), the sleep/wake protocol
-//! (`idle.rs`, `park.rs`) and metrics (`metrics.rs`).
+//! (`idle.rs`; the parker is `driver/park.rs`) and metrics (`metrics.rs`).
+//!
+//! `sched` sits above `task`, `driver` and `sched_ref` and below `runtime`;
+//! `time` and `io` reach the current runtime's driver through
+//! [`current_driver`], and nothing below `sched` calls into it.
 //!
 //! Thread-local context: `CORE` says which scheduler core (if any) this
 //! thread is running right now, so that spawns and wakes from a task go to
@@ -12,7 +16,6 @@ pub(crate) mod asym_fence;
 pub(crate) mod core_slot;
 pub(crate) mod current_thread;
 pub(crate) mod diagnostics;
-pub(crate) mod driver;
 pub(crate) mod idle;
 pub(crate) mod inject;
 mod inline;
@@ -21,9 +24,7 @@ pub(crate) mod metrics;
 pub(crate) mod monitor;
 pub(crate) mod monitor_sleep;
 pub(crate) mod multi_thread;
-pub(crate) mod park;
 pub(crate) mod queue;
-pub(crate) mod sched_ref;
 mod spin;
 
 use crate::loom::Arc;
@@ -161,7 +162,7 @@ impl Handle {
         }
     }
 
-    pub(crate) fn driver(&self) -> Arc<driver::Driver> {
+    pub(crate) fn driver(&self) -> Arc<crate::driver::Driver> {
         match &self.inner {
             HandleInner::Multi(s) => s.shared().driver.clone(),
             HandleInner::Current(s) => s.driver.clone(),
@@ -305,9 +306,32 @@ where
     spawn(future).join_here()
 }
 
+/// A driver's refs come from the stock of the scheduler core this thread
+/// runs, when that core's runtime owns the driver (`sched_ref.rs`).
+impl crate::sched_ref::RefCounted for crate::driver::Driver {
+    fn ref_count(&self) -> &crate::sched_ref::RefCount {
+        &self.refs_out
+    }
+
+    fn with_local_stock<R>(
+        this: *const Self,
+        f: impl FnOnce(&crate::sched_ref::RefStock<Self>) -> R,
+    ) -> Option<R> {
+        let stock = match current_core() {
+            // SAFETY: CORE points to a live context (set by its guard).
+            CoreRef::Multi(w) => unsafe { &*w }.driver_refs(),
+            // SAFETY: as above.
+            CoreRef::Current(d) => unsafe { &*d }.driver_refs(),
+            CoreRef::None => return None,
+        };
+        std::ptr::eq(crate::loom::Arc::as_ptr(stock.owner()), this).then(|| f(stock))
+    }
+}
+
 /// The driver of the runtime this thread is in (a `SchedRef` on it:
 /// `sched_ref.rs`), and the timer shard to arm on.
-pub(crate) fn current_driver() -> Option<(sched_ref::SchedRef<driver::Driver>, usize)> {
+pub(crate) fn current_driver() -> Option<(crate::sched_ref::SchedRef<crate::driver::Driver>, usize)>
+{
     match current_core() {
         // SAFETY: CORE points to a context that outlives the guard that set it.
         CoreRef::Multi(w) => Some(unsafe { &*w }.driver()),
@@ -317,7 +341,7 @@ pub(crate) fn current_driver() -> Option<(sched_ref::SchedRef<driver::Driver>, u
             .try_with(|h| {
                 let h = h.borrow();
                 h.as_ref()
-                    .map(|h| (sched_ref::SchedRef::new(&h.driver()), 0))
+                    .map(|h| (crate::sched_ref::SchedRef::new(&h.driver()), 0))
             })
             .ok()
             .flatten(),

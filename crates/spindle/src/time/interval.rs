@@ -112,7 +112,7 @@ impl Interval {
 fn next_tick(policy: MissedTicks, due: Instant, now: Instant, period: Duration) -> Option<Instant> {
     let late = now
         .saturating_duration_since(due)
-        .saturating_sub(super::timers::RESOLUTION);
+        .saturating_sub(crate::driver::timers::RESOLUTION);
     match policy {
         MissedTicks::Burst => due.checked_add(period),
         MissedTicks::Delay if !late.is_zero() => now.checked_add(period),
@@ -143,7 +143,7 @@ mod tests {
         let now = due + Duration::from_secs(5);
         let period = Duration::from_nanos(1);
         let next = next_tick(MissedTicks::Skip, due, now, period).expect("a next tick");
-        let res = crate::time::timers::RESOLUTION;
+        let res = crate::driver::timers::RESOLUTION;
         assert!(
             next + res > now && next <= now,
             "{:?} after due",

@@ -1,8 +1,9 @@
 //! Timers: [`sleep`], [`sleep_until`], [`timeout`], [`interval`].
 //!
-//! Every runtime has one timer wheel per worker (`wheel.rs`, `timers.rs`),
+//! Every runtime has one timer wheel per worker (`driver/wheel.rs`,
+//! `driver/timers.rs`),
 //! driven by the worker that parks on the runtime's driver, or by busy
-//! workers every few dozen polls (`sched/driver.rs`). Resolution is one
+//! workers every few dozen polls (`driver/mod.rs`). Resolution is one
 //! millisecond; a timer **never fires early**: its deadline rounds up to a
 //! tick, the clock rounds down.
 //!
@@ -29,8 +30,6 @@
 mod interval;
 mod sleep;
 mod timeout;
-pub(crate) mod timers;
-mod wheel;
 
 pub use interval::{interval, interval_at, Interval, MissedTicks};
 pub use sleep::{sleep, sleep_until, Sleep};

@@ -14,9 +14,9 @@
 //! has completed) does the first poll read the clock, so that those are
 //! ready at once, as documented.
 
-use crate::sched::driver::Driver;
-use crate::sched::sched_ref::SchedRef;
-use crate::time::timers::{Armed, Slot};
+use crate::driver::timers::{Armed, Slot};
+use crate::driver::Driver;
+use crate::sched_ref::SchedRef;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};

@@ -10,18 +10,18 @@
 
 use super::Core;
 use crate::blocking::Pool;
+use crate::driver::park::Parker;
+use crate::driver::Driver;
 use crate::loom::{Arc, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::*};
 use crate::sched::core_slot::CoreSlot;
 use crate::sched::diagnostics::{OnStall, SlowPolls};
-use crate::sched::driver::Driver;
 use crate::sched::idle::Idle;
 use crate::sched::inject::Inject;
 use crate::sched::metrics::{RuntimeMetrics, WorkerCounters};
 use crate::sched::monitor_sleep::MonitorSleep;
-use crate::sched::park::Parker;
 use crate::sched::queue::{self, Stealer};
-use crate::sched::sched_ref::{RefCount, RefCounted, RefStock};
 use crate::sched::{current_core, CoreRef};
+use crate::sched_ref::{RefCount, RefCounted, RefStock};
 use crate::task::registry::Registry;
 use std::time::Duration;
 

@@ -11,17 +11,17 @@
 //! taken away meanwhile, and the thread then exits.
 
 use super::{Shared, Spawner};
+use crate::driver::Driver;
 use crate::loom::{lock, Arc};
 use crate::sched::core_slot::CoreSlot;
 use crate::sched::diagnostics;
-use crate::sched::driver::Driver;
 use crate::sched::inline::InlineRuns;
 use crate::sched::lifo_stack::LifoStack;
 use crate::sched::metrics::{bump, WorkerCounters};
 use crate::sched::queue::{self, Local};
-use crate::sched::sched_ref::{RefStock, SchedRef};
 use crate::sched::spin::{ParkYield, SpinBudget};
 use crate::sched::{CoreGuard, CoreRef, Handle, HandleInner};
+use crate::sched_ref::{RefStock, SchedRef};
 use crate::task::coop;
 use crate::task::{Notified, RawTask};
 

@@ -2,7 +2,7 @@
 //! so that workers arming timers do not fight over one lock), a tick clock
 //! and the hint that tells the driver when to wake.
 //!
-//! Protocol with the driver (`sched/driver.rs`):
+//! Protocol with the driver (`driver/mod.rs`):
 //! - Only the holder of the driver lock fires timers (`process`).
 //! - `next` is a lower bound on the earliest armed tick over all shards.
 //!   `process` stores `u64::MAX` *before* scanning the shards and lowers it

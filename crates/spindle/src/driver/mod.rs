@@ -15,24 +15,29 @@
 //! - `notify` is sticky: it makes the current or the next `wait` return. A
 //!   worker's `Parker::unpark` calls it when that worker is parked on the
 //!   driver; `time::Sleep` calls it when it arms a new earliest timer
-//!   (`time/timers.rs` has that handshake).
+//!   (`driver/timers.rs` has that handshake).
 
-use super::sched_ref::{RefCount, RefCounted, RefStock};
-use super::{current_core, CoreRef};
+pub(crate) mod park;
+#[cfg(not(any(loom, miri)))]
+pub(crate) mod reactor;
+pub(crate) mod timers;
+mod wheel;
+
 use crate::loom::{AtomicBool, AtomicU64, Ordering::*};
-use crate::time::timers::Timers;
+use crate::sched_ref::RefCount;
 #[cfg(not(any(loom, miri)))]
 use std::time::Duration;
+use timers::Timers;
 
 pub(crate) struct Driver {
     pub(crate) timers: Timers,
     #[cfg(not(any(loom, miri)))]
-    pub(crate) io: crate::io::reactor::Reactor,
+    pub(crate) io: reactor::Reactor,
     /// The wait while no I/O source is registered (and always under loom
     /// and miri, which cannot run epoll): a condvar with a nanosecond
     /// timeout. epoll's timeout is whole milliseconds, rounded up, which
     /// would make a 1 ms interval miss every other tick.
-    waiter: super::park::Parker,
+    waiter: park::Parker,
     locked: AtomicBool,
     /// Turns taken (a guard dropped after holding the lock); written only
     /// by the lock holder. The monitor serves the driver only when this has
@@ -40,24 +45,7 @@ pub(crate) struct Driver {
     turns: AtomicU64,
     /// What armed timers and registered sockets hold of the driver
     /// (`sched_ref.rs`): no `Arc` count per sleep.
-    refs_out: RefCount,
-}
-
-impl RefCounted for Driver {
-    fn ref_count(&self) -> &RefCount {
-        &self.refs_out
-    }
-
-    fn with_local_stock<R>(this: *const Self, f: impl FnOnce(&RefStock<Self>) -> R) -> Option<R> {
-        let stock = match current_core() {
-            // SAFETY: CORE points to a live context (set by its guard).
-            CoreRef::Multi(w) => unsafe { &*w }.driver_refs(),
-            // SAFETY: as above.
-            CoreRef::Current(d) => unsafe { &*d }.driver_refs(),
-            CoreRef::None => return None,
-        };
-        std::ptr::eq(crate::loom::Arc::as_ptr(stock.owner()), this).then(|| f(stock))
-    }
+    pub(crate) refs_out: RefCount,
 }
 
 /// Holding the driver lock.
@@ -68,8 +56,8 @@ impl Driver {
         Ok(Driver {
             timers: Timers::new(shards),
             #[cfg(not(any(loom, miri)))]
-            io: crate::io::reactor::Reactor::new()?,
-            waiter: super::park::Parker::new(),
+            io: reactor::Reactor::new()?,
+            waiter: park::Parker::new(),
             locked: AtomicBool::new(false),
             turns: AtomicU64::new(0),
             refs_out: RefCount::default(),
@@ -164,9 +152,9 @@ impl Drop for DriverGuard<'_> {
 
 #[cfg(all(test, loom))]
 mod loom_model {
+    use super::timers::Armed;
     use super::*;
     use crate::loom::Arc;
-    use crate::time::timers::Armed;
     use loom::thread;
     use std::task::Waker;
     use std::time::{Duration, Instant};
@@ -174,7 +162,7 @@ mod loom_model {
     /// Files a timer for `at` (or panics), and says whether it must notify
     /// the driver (only the racing arm does: a notification left over from
     /// the set-up would make every model pass).
-    fn file(driver: &Driver, shard: usize, at: Instant) -> (crate::time::timers::Slot, bool) {
+    fn file(driver: &Driver, shard: usize, at: Instant) -> (timers::Slot, bool) {
         match driver.timers.arm(shard, at, Waker::noop()) {
             Armed::Filed { slot, notify } => (slot, notify),
             _ => panic!("timer not filed"),
@@ -225,7 +213,7 @@ mod loom_model {
     /// The new timer is not the earliest when it is armed: an earlier one
     /// is due and fires in the driver's turn, which resets the wake-up hint
     /// while the arming thread may read the old, lower one and skip its
-    /// `fetch_min` (`time/timers.rs`). The turn's scan must then see the
+    /// `fetch_min` (`driver/timers.rs`). The turn's scan must then see the
     /// new timer, or the driver would sleep past it.
     #[test]
     fn a_timer_armed_behind_one_that_fires_is_not_missed() {

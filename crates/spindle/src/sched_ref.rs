@@ -1,5 +1,6 @@
 //! `SchedRef`: the reference each task holds to its runtime's shared state
-//! (`raw.rs`'s `S`). It keeps the state alive as an `Arc` clone would,
+//! (`task/raw.rs`'s `S`), and armed timers and registered sockets to their
+//! runtime's driver. It keeps the state alive as an `Arc` clone would,
 //! without an atomic read-modify-write per task.
 //!
 //! An `Arc` clone at every spawn and a drop at every free were two of the

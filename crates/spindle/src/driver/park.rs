@@ -20,7 +20,7 @@
 //! the sleeper's check and its wait. `unpark` on a thread that is not parked
 //! costs one atomic swap.
 
-use super::driver::{Driver, DriverGuard};
+use super::{Driver, DriverGuard};
 use crate::loom::{lock, Arc, AtomicUsize, Condvar, Mutex, Ordering::SeqCst};
 use std::future::Future;
 use std::pin::pin;
