@@ -23,7 +23,7 @@ use crate::loom::{lock, Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering::*}
 use crate::sched_ref::{RefCount, RefCounted, RefStock, SchedRef};
 use crate::task::coop;
 use crate::task::registry::{Key, Registry};
-use crate::task::{JoinHandle, Notified, RawTask, Schedule};
+use crate::task::{Inline, JoinHandle, Notified, RawTask, Schedule};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::future::Future;
@@ -205,6 +205,18 @@ impl Schedule for SchedRef<Shared> {
     fn unregister(&self, task: RawTask, key: Key) -> bool {
         self.registry.remove(task, key)
     }
+
+    /// Every await may: nothing else would run while the parent waits.
+    /// Runs the task when it is among the newest entries of this thread's
+    /// queue and has not started (`DriverCtx::run_inline_if_next`).
+    unsafe fn run_inline_if_next(task: RawTask, dst: *mut (), _inline: Inline) -> bool {
+        match current_core() {
+            // SAFETY: CORE points to a live context (set by its guard); the
+            // rest is forwarded from the caller.
+            CoreRef::Current(d) => unsafe { (*d).run_inline_if_next(task, dst) },
+            _ => false,
+        }
+    }
 }
 
 // Always inline: LLVM otherwise keeps this out of line, and its
@@ -262,12 +274,12 @@ impl DriverCtx {
         spawn_with_ref(self.shared(), self.refs.take_ref(), future)
     }
 
-    /// See `sched::run_inline_if_next`: the newest `LIFO_CAPACITY` entries
+    /// See `Schedule::run_inline_if_next`: the newest `LIFO_CAPACITY` entries
     /// at the back of the queue are searched (nobody else pops this queue, and a
     /// task run early is only run sooner than its turn).
     ///
     /// # Safety
-    /// As `sched::run_inline_if_next`.
+    /// As `Schedule::run_inline_if_next`.
     pub(crate) unsafe fn run_inline_if_next(&self, task: RawTask, dst: *mut ()) -> bool {
         if !self.inline.has_room() {
             return false;

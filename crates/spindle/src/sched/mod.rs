@@ -390,39 +390,6 @@ pub(crate) fn on_scheduler_thread() -> bool {
     !matches!(current_core(), CoreRef::None)
 }
 
-/// If `task` is one this thread's core would run soon and has not started
-/// (a worker's fresh tasks, the newest entries of the current-thread
-/// driver's queue), take its `Notified` and run it now, inside the await
-/// (`JoinHandle::poll`; `inline.rs`). `true` when that run also delivered
-/// the output to `dst` and freed the task (`Notified::run_joined`).
-///
-/// On a multi-thread worker this happens only when the caller asked for it
-/// (`Inline::Asked`: a `Fork`): there, a task awaited inline would not run
-/// concurrently with its parent, and a `timeout` or `select!` around the
-/// await could not fire until it finished. On the current-thread runtime
-/// nothing else would run while the parent waits, so every await may.
-///
-/// # Safety
-/// Only `JoinHandle::poll` calls this, for its own task, with `dst` a
-/// `Poll<Result<T, JoinError>>` of the task's output type; on `true` the
-/// handle's reference is gone.
-pub(crate) unsafe fn run_inline_if_next(
-    task: crate::task::RawTask,
-    dst: *mut (),
-    inline: crate::task::Inline,
-) -> bool {
-    match current_core() {
-        // SAFETY: CORE points to a live context (set by its guard); the
-        // rest is forwarded from the caller.
-        CoreRef::Multi(w) if inline == crate::task::Inline::Asked => unsafe {
-            (*w).run_inline_if_next(task, dst)
-        },
-        // SAFETY: as for `Multi`.
-        CoreRef::Current(d) => unsafe { (*d).run_inline_if_next(task, dst) },
-        CoreRef::Multi(_) | CoreRef::None => false,
-    }
-}
-
 /// Runs blocking code on a worker without stalling the tasks queued
 /// behind it: on a multi-thread worker, the worker's core (its queue and
 /// LIFO slot) is first handed to a new thread, and this thread runs `f` and

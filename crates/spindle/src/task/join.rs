@@ -96,7 +96,7 @@ impl<T> JoinHandle<T> {
     }
 
     /// One poll of the join, running the task inline first where `inline`
-    /// allows (`sched::run_inline_if_next`).
+    /// allows (`Schedule::run_inline_if_next`).
     fn poll_join(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -111,9 +111,7 @@ impl<T> JoinHandle<T> {
             // through the queue. When nobody else holds the task, that run
             // hands the output over and frees the cell.
             // SAFETY: this is the task's handle, and `out` has its output type.
-            if unsafe {
-                crate::sched::run_inline_if_next(raw, &mut out as *mut _ as *mut (), inline)
-            } {
+            if unsafe { raw.run_inline_if_next(&mut out as *mut _ as *mut (), inline) } {
                 self.raw = None;
                 progress.made_progress();
                 return out;
@@ -133,7 +131,7 @@ impl<T> JoinHandle<T> {
     }
 }
 
-/// When awaiting a task may run it inline (`sched::run_inline_if_next`).
+/// When awaiting a task may run it inline (`Schedule::run_inline_if_next`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Inline {
     /// Only where nobody could see the difference: on the current-thread

@@ -22,6 +22,7 @@
 //! a per-`(F, S)` vtable, so queues, wakers and handles need no generics.
 
 use super::error::JoinError;
+use super::join::Inline;
 use super::registry::Key;
 use super::state::{
     Completed, Snapshot, State, ToIdle, ToRunning, Wake, COMPLETE, JOIN_INTEREST, JOIN_WAKER,
@@ -66,6 +67,20 @@ pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     /// The task completed; `true` if the registry still held its reference
     /// (which the caller then drops).
     fn unregister(&self, task: RawTask, key: Key) -> bool;
+    /// `JoinHandle::poll` awaits `task`, one of this scheduler's, on this
+    /// thread: runs it here and now when the scheduler core this thread
+    /// runs would run it next anyway and `inline` allows it
+    /// (`sched/inline.rs`); `true` once it ran and its output is in `dst`.
+    /// The default never runs a task inline.
+    ///
+    /// # Safety
+    /// Only `JoinHandle::poll` calls this, for its own task, with `dst` a
+    /// `Poll<Result<T, JoinError>>` of the task's output type; on `true` the
+    /// handle's reference is gone.
+    unsafe fn run_inline_if_next(task: RawTask, dst: *mut (), inline: Inline) -> bool {
+        let _ = (task, dst, inline);
+        false
+    }
 }
 
 pub(crate) struct Vtable {
@@ -89,6 +104,8 @@ pub(crate) struct Vtable {
     /// Run a `Notified` whose `JoinHandle` is awaiting it on this thread
     /// (`Notified::run_joined`).
     run_joined: unsafe fn(NonNull<Header>, *mut ()) -> bool,
+    /// The scheduler's `Schedule::run_inline_if_next`.
+    run_inline_if_next: unsafe fn(RawTask, *mut (), Inline) -> bool,
 }
 
 /// The part of a task every queue and waker can see.
@@ -151,6 +168,16 @@ impl Drop for Submit {
 pub(crate) struct Notified(RawTask);
 
 impl RawTask {
+    /// Its scheduler's `Schedule::run_inline_if_next` for this task.
+    ///
+    /// # Safety
+    /// As `Schedule::run_inline_if_next`.
+    #[inline]
+    pub(crate) unsafe fn run_inline_if_next(self, dst: *mut (), inline: Inline) -> bool {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { (self.header().vtable.run_inline_if_next)(self, dst, inline) }
+    }
+
     /// Allocates a task: returns the `Notified` to schedule and the raw
     /// task for the `JoinHandle` (two references, `state.rs`).
     #[inline]
@@ -393,6 +420,7 @@ where
         drop_join_waker: drop_join_waker::<F, S>,
         shutdown: shutdown::<F, S>,
         run_joined: run_joined::<F, S>,
+        run_inline_if_next: S::run_inline_if_next,
     }
 }
 

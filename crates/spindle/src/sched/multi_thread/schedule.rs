@@ -15,7 +15,7 @@ use crate::sched::queue::Local;
 use crate::sched::{current_core, CoreRef};
 use crate::sched_ref::SchedRef;
 use crate::task::registry::Key;
-use crate::task::{JoinHandle, Notified, RawTask, Schedule};
+use crate::task::{Inline, JoinHandle, Notified, RawTask, Schedule};
 use std::future::Future;
 
 impl Schedule for SchedRef<Shared> {
@@ -42,6 +42,22 @@ impl Schedule for SchedRef<Shared> {
 
     fn unregister(&self, task: RawTask, key: Key) -> bool {
         self.registry.remove(task, key)
+    }
+
+    /// Only when the caller asked for it (`Inline::Asked`: a `Fork`): a
+    /// task awaited inline does not run concurrently with its parent, and a
+    /// `timeout` or `select!` around the await could not fire until it
+    /// finished. Runs it when it is this worker's fresh task and has not
+    /// started (`WorkerCtx::run_inline_if_next`).
+    unsafe fn run_inline_if_next(task: RawTask, dst: *mut (), inline: Inline) -> bool {
+        match current_core() {
+            // SAFETY: CORE points to a live context (set by its guard); the
+            // rest is forwarded from the caller.
+            CoreRef::Multi(w) if inline == Inline::Asked => unsafe {
+                (*w).run_inline_if_next(task, dst)
+            },
+            _ => false,
+        }
     }
 }
 

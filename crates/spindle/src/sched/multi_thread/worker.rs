@@ -121,13 +121,13 @@ impl WorkerCtx {
         }
     }
 
-    /// See `sched::run_inline_if_next`: only the fresh tasks are searched,
+    /// See `Schedule::run_inline_if_next`: only the fresh tasks are searched,
     /// which no other worker takes from while this borrow lasts (a visit
     /// waits for it: `core_slot.rs`), so holding one's `Notified` is holding the
     /// one permission to run it.
     ///
     /// # Safety
-    /// As `sched::run_inline_if_next`.
+    /// As `Schedule::run_inline_if_next`.
     pub(crate) unsafe fn run_inline_if_next(&self, task: RawTask, dst: *mut ()) -> bool {
         if !self.inline.has_room() {
             return false;
