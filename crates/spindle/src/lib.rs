@@ -29,7 +29,7 @@
 // and what only it calls are unused there.
 #![cfg_attr(miri, allow(dead_code))]
 
-mod blocking;
+mod asym_fence;
 mod cancel;
 pub mod chan;
 mod combinators;
@@ -54,10 +54,10 @@ pub mod task;
 pub mod time;
 mod yield_now;
 
-pub use blocking::spawn_blocking;
 pub use cancel::{CancellationToken, Cancelled};
 pub use combinators::{join_all, race, when_n, JoinAll, Race, WhenN};
 pub use runtime::{BuildError, Builder, Flavor, Runtime, DEFAULT_HANDOFF_AFTER, DEFAULT_SLOW_POLL};
+pub use sched::blocking::spawn_blocking;
 pub use sched::diagnostics::{SlowPoll, StallReport};
 pub use sched::metrics::{BlockingMetrics, RuntimeMetrics, WorkerMetrics};
 pub use sched::{block_in_place, fork, spawn, EnterGuard, Handle};

@@ -5,7 +5,7 @@
 //! spawned afterwards through a surviving `Handle` — so that each future is
 //! dropped exactly once and every task allocation is freed.
 
-use crate::blocking::Pool;
+use crate::sched::blocking::Pool;
 use crate::sched::diagnostics::{self, OnStall, StallReport};
 use crate::sched::metrics::RuntimeMetrics;
 use crate::sched::{self, current_thread, multi_thread, EnterGuard, Handle, HandleInner};
@@ -469,7 +469,11 @@ impl Runtime {
                     if threads.is_empty() {
                         break;
                     }
-                    left.extend(threads.into_iter().filter_map(|t| join_until(t, deadline)));
+                    left.extend(
+                        threads
+                            .into_iter()
+                            .filter_map(|t| crate::sched::blocking::join_until(t, deadline)),
+                    );
                 }
                 if left.is_empty() {
                     // Tasks go before the blocking jobs are waited for: a
@@ -542,29 +546,6 @@ fn track_spawns_from_env() -> Result<bool, BuildError> {
             ))),
         },
     }
-}
-
-/// Joins `t`, or leaves it running (detached) at the deadline; returns
-/// whether it finished.
-/// Joins `t` by `deadline` (`None`: however long it takes); gives it back
-/// if it is still running then, or if it is the calling thread.
-pub(crate) fn join_until(
-    t: std::thread::JoinHandle<()>,
-    deadline: Option<Instant>,
-) -> Option<std::thread::JoinHandle<()>> {
-    if t.thread().id() == std::thread::current().id() {
-        return Some(t); // a runtime dropped from one of its own threads
-    }
-    if let Some(d) = deadline {
-        while !t.is_finished() && Instant::now() < d {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        if !t.is_finished() {
-            return Some(t); // it exits after the poll it is stuck in
-        }
-    }
-    let _ = t.join();
-    None
 }
 
 impl Drop for Runtime {

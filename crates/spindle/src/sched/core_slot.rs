@@ -65,7 +65,7 @@
 //! swap and fence before reading `visitor`). A visit runs no task code (it
 //! moves `Notified`s; a cancellation at shutdown at most).
 
-use super::asym_fence;
+use crate::asym_fence;
 use super::multi_thread::Core;
 use crate::loom::{AtomicBool, AtomicPtr, Ordering::*, ReleaseStore};
 use std::ops::{Deref, DerefMut};

@@ -12,19 +12,19 @@
 //! the local queue without any lock; `HANDLE` says which runtime `spawn`
 //! talks to on a thread that runs no core (inside `block_on`, `Runtime::enter`).
 
-pub(crate) mod asym_fence;
-pub(crate) mod core_slot;
+pub(crate) mod blocking;
+mod core_slot;
 pub(crate) mod current_thread;
 pub(crate) mod diagnostics;
-pub(crate) mod idle;
-pub(crate) mod inject;
+mod idle;
+mod inject;
 mod inline;
 mod lifo_stack;
 pub(crate) mod metrics;
 pub(crate) mod monitor;
-pub(crate) mod monitor_sleep;
+mod monitor_sleep;
 pub(crate) mod multi_thread;
-pub(crate) mod queue;
+mod queue;
 mod spin;
 
 use crate::loom::Arc;
@@ -185,8 +185,8 @@ impl Handle {
         R: Send + 'static,
     {
         match &self.inner {
-            HandleInner::Multi(s) => crate::blocking::Pool::spawn(&s.shared().blocking, f),
-            HandleInner::Current(s) => crate::blocking::Pool::spawn(&s.blocking, f),
+            HandleInner::Multi(s) => crate::sched::blocking::Pool::spawn(&s.shared().blocking, f),
+            HandleInner::Current(s) => crate::sched::blocking::Pool::spawn(&s.blocking, f),
         }
     }
 

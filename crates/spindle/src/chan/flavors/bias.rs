@@ -52,7 +52,7 @@
 //!                       (if that fails: owner := FREE)
 //! ```
 //! A plain claim never overlaps a write of another thread: `light` and
-//! `heavy` order as two SeqCst fences (`sched/asym_fence.rs`), so either the
+//! `heavy` order as two SeqCst fences (`asym_fence.rs`), so either the
 //! revoker's wait sees `busy[e]` (and waits for the claim to end, its
 //! Release making the claim visible), or the owner's second `owner` load
 //! sees `REVOKING` and it claims by CAS instead. A CAS that read the word
@@ -73,7 +73,7 @@ use crate::loom::{
     AtomicBool, AtomicU64,
     Ordering::{self, AcqRel, Acquire, Relaxed, Release},
 };
-use crate::sched::asym_fence;
+use crate::asym_fence;
 
 /// Bit of the word: a thread owns it.
 pub(crate) const BIASED: u64 = 4;

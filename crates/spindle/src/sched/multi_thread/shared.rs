@@ -9,10 +9,10 @@
 //! so spawning and freeing tasks costs no atomic read-modify-write on a reference count.
 
 use super::Core;
-use crate::blocking::Pool;
 use crate::driver::park::Parker;
 use crate::driver::Driver;
 use crate::loom::{Arc, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::*};
+use crate::sched::blocking::Pool;
 use crate::sched::core_slot::CoreSlot;
 use crate::sched::diagnostics::{OnStall, SlowPolls};
 use crate::sched::idle::Idle;
@@ -294,7 +294,7 @@ pub(crate) fn build(
 ) -> std::io::Result<(Arc<Shared>, Vec<Core>)> {
     let driver = Arc::new(Driver::new(workers)?);
     // Before any worker borrows its core (`core_slot.rs`).
-    crate::sched::asym_fence::register();
+    crate::asym_fence::register();
     let mut remotes = Vec::with_capacity(workers);
     let mut cores = Vec::with_capacity(workers);
     for i in 0..workers {

@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub(crate) struct Pool {
     state: Mutex<State>,
@@ -175,9 +175,9 @@ impl Pool {
             )
         };
         drop(queued); // cancels each: their handles see JoinError::Cancelled
-        handles.into_iter().fold(true, |all, (_, t)| {
-            crate::runtime::join_until(t, deadline).is_none() & all
-        })
+        handles
+            .into_iter()
+            .fold(true, |all, (_, t)| join_until(t, deadline).is_none() & all)
     }
 }
 
@@ -233,4 +233,25 @@ where
     R: Send + 'static,
 {
     Handle::current().spawn_blocking(f)
+}
+
+/// Joins `t` by `deadline` (`None`: however long it takes); gives it back
+/// if it is still running then, or if it is the calling thread.
+pub(crate) fn join_until(
+    t: std::thread::JoinHandle<()>,
+    deadline: Option<Instant>,
+) -> Option<std::thread::JoinHandle<()>> {
+    if t.thread().id() == std::thread::current().id() {
+        return Some(t); // a runtime dropped from one of its own threads
+    }
+    if let Some(d) = deadline {
+        while !t.is_finished() && Instant::now() < d {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if !t.is_finished() {
+            return Some(t); // it exits after the poll it is stuck in
+        }
+    }
+    let _ = t.join();
+    None
 }
