@@ -65,11 +65,11 @@ fn main() {
     let t0 = Instant::now();
     let h = thread::spawn(move || {
         for i in 0..n {
-            p.push_blocking(i).unwrap();
+            p.send_blocking(i).unwrap();
         }
     });
     let mut s = 0;
-    while let Ok(v) = c.pop_blocking() {
+    while let Ok(v) = c.recv_blocking() {
         s += v;
     }
     h.join().unwrap();
@@ -77,7 +77,7 @@ fn main() {
     let el = t0.elapsed();
     println!(
         "{:<28} {:>8.1} ns/msg",
-        "spsc(1024) push/pop",
+        "spsc(1024) send/recv",
         el.as_nanos() as f64 / n as f64
     );
 }

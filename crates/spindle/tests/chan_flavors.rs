@@ -64,7 +64,14 @@ fn oneshot_basics() {
     let (tx, rx) = chan::oneshot::<u8>();
     drop(rx);
     assert!(tx.is_closed());
-    assert_eq!(tx.send(3), Err(3));
+    assert_eq!(tx.send(3), Err(SendError(3)));
+
+    // A close keeps a value already sent; only the first close closes.
+    let (tx, mut rx) = chan::oneshot::<u8>();
+    tx.send(4).unwrap();
+    assert!(rx.close());
+    assert!(!rx.close());
+    assert_eq!(rx.try_recv(), Ok(4));
 
     let (tx, mut rx) = chan::oneshot::<u8>();
     assert_eq!(
@@ -147,17 +154,17 @@ fn broadcast_drops_each_message_once() {
 }
 
 #[test]
-fn spsc_push_pop_and_close() {
+fn spsc_send_recv_and_close() {
     let (mut p, mut c) = chan::spsc::<u64>(8);
     let n = chan_common::scale(10_000) as u64;
     let h = spawn(async move {
         for i in 0..n {
-            p.push(i).await.unwrap();
+            p.send(i).await.unwrap();
         }
     });
     let mut sum = 0;
     let mut expect = 0;
-    while let Ok(v) = c.pop_blocking() {
+    while let Ok(v) = c.recv_blocking() {
         assert_eq!(v, expect);
         expect += 1;
         sum += v;
@@ -196,9 +203,9 @@ fn spsc_zero_copy_slices() {
     let mut out = Vec::new();
     r.take_into(5, &mut out);
     assert_eq!(out, vec![4, 10, 11, 12, 13]);
-    assert_eq!(c.try_pop(), Err(TryRecvError::Empty));
+    assert_eq!(c.try_recv(), Err(TryRecvError::Empty));
     drop(p);
-    assert_eq!(c.try_pop(), Err(TryRecvError::Closed));
+    assert_eq!(c.try_recv(), Err(TryRecvError::Closed));
 }
 
 /// Nothing is published after a close: a consumer that saw `Closed` sees
@@ -206,16 +213,17 @@ fn spsc_zero_copy_slices() {
 #[test]
 fn spsc_reserves_nothing_after_close() {
     let (mut p, mut c) = chan::spsc::<u32>(8);
-    p.try_push(1).unwrap();
-    p.close();
+    p.try_send(1).unwrap();
+    assert!(p.close(), "the first close closes the ring");
+    assert!(!p.close(), "a second close finds it closed");
     let mut w = p.write_slice(4);
     assert!(w.is_empty(), "a run reserved after close");
     assert_eq!(w.push(2), Err(2));
     assert_eq!(w.commit(), 0);
-    assert_eq!(c.try_pop(), Ok(1));
-    assert_eq!(c.try_pop(), Err(TryRecvError::Closed));
+    assert_eq!(c.try_recv(), Ok(1));
+    assert_eq!(c.try_recv(), Err(TryRecvError::Closed));
     assert!(p.write_slice(4).is_empty());
-    assert_eq!(c.try_pop(), Err(TryRecvError::Closed));
+    assert_eq!(c.try_recv(), Err(TryRecvError::Closed));
     // The consumer gone: nothing to write for either.
     let (mut p, c) = chan::spsc::<u32>(8);
     drop(c);
@@ -227,7 +235,7 @@ fn spsc_drops_exactly_once() {
     let k = Counter::new();
     let (mut p, mut c) = chan::spsc(4);
     for i in 0..3 {
-        p.try_push(k.make(i)).unwrap();
+        p.try_send(k.make(i)).unwrap();
     }
     {
         let mut w = p.write_slice(1);
@@ -240,7 +248,7 @@ fn spsc_drops_exactly_once() {
     r.release(1);
     assert_eq!(k.dropped(), 2);
     drop(c);
-    assert!(p.try_push(k.make(9)).is_err());
+    assert!(p.try_send(k.make(9)).is_err());
     drop(p);
     assert_eq!(k.live(), 0);
 }

@@ -492,16 +492,16 @@ fn broadcast_send_close_vs_recv() {
 
 /// Lost wake-up on an SPSC ring of one slot, both directions, then close.
 #[test]
-fn spsc_push_pop_close() {
+fn spsc_send_recv_close() {
     model(|| {
         let (mut p, mut c) = chan::spsc::<u32>(1);
         let t = thread::spawn(move || {
-            p.push_blocking(1).unwrap();
-            p.push_blocking(2).unwrap();
+            p.send_blocking(1).unwrap();
+            p.send_blocking(2).unwrap();
         });
-        assert_eq!(c.pop_blocking(), Ok(1));
-        assert_eq!(c.pop_blocking(), Ok(2));
-        assert_eq!(c.pop_blocking(), Err(RecvError));
+        assert_eq!(c.recv_blocking(), Ok(1));
+        assert_eq!(c.recv_blocking(), Ok(2));
+        assert_eq!(c.recv_blocking(), Err(RecvError));
         t.join().unwrap();
     });
 }

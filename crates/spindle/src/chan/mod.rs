@@ -84,7 +84,7 @@ pub mod broadcast {
 
 /// SPSC ring types; see [`spsc()`](fn@spsc).
 pub mod spsc {
-    pub use super::flavors::spsc::{Consumer, Pop, Producer, Push};
+    pub use super::flavors::spsc::{Consumer, Producer, Recv, Send};
     #[cfg(not(loom))]
     pub use super::flavors::spsc::{ReadSlice, WriteSlice};
 }

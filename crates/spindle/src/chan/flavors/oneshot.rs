@@ -26,7 +26,7 @@ use std::time::Duration;
 use crate::chan::blocking;
 #[cfg(not(loom))]
 use crate::chan::error::RecvTimeoutError;
-use crate::chan::error::{RecvError, TryRecvError};
+use crate::chan::error::{RecvError, SendError, TryRecvError};
 use crate::loom::{lock, Arc, Mutex};
 
 struct Inner<T> {
@@ -66,11 +66,11 @@ pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
 impl<T> Sender<T> {
     /// Sends the value; fails, giving it back, if the receiver is closed or
     /// gone.
-    pub fn send(self, value: T) -> Result<(), T> {
+    pub fn send(self, value: T) -> Result<(), SendError<T>> {
         let waker = {
             let mut g = lock(&self.inner);
             if g.rx_closed {
-                return Err(value);
+                return Err(SendError(value));
             }
             g.value = Some(value);
             g.tx_gone = true;
@@ -131,8 +131,9 @@ impl<T> Receiver<T> {
     }
 
     /// Refuses any further send; a value already sent stays receivable.
-    pub fn close(&mut self) {
-        lock(&self.inner).rx_closed = true;
+    /// Returns whether this call closed it.
+    pub fn close(&mut self) -> bool {
+        !std::mem::replace(&mut lock(&self.inner).rx_closed, true)
     }
 }
 

@@ -58,9 +58,9 @@ struct Ring<T> {
 
 // SAFETY: values of type T cross from the producer's thread to the
 // consumer's (T: Send); slot access is split by the head/tail protocol.
-unsafe impl<T: Send> Send for Ring<T> {}
+unsafe impl<T: std::marker::Send> std::marker::Send for Ring<T> {}
 // SAFETY: as above.
-unsafe impl<T: Send> Sync for Ring<T> {}
+unsafe impl<T: std::marker::Send> Sync for Ring<T> {}
 
 impl<T> Ring<T> {
     fn slot(&self, pos: u64) -> &UnsafeCell<MaybeUninit<T>> {
@@ -153,8 +153,8 @@ impl<T> Producer<T> {
         self.ring.cons_wait.notify_one(Signal::Fence);
     }
 
-    /// Pushes without waiting.
-    pub fn try_push(&mut self, value: T) -> Result<(), TrySendError<T>> {
+    /// Sends without waiting.
+    pub fn try_send(&mut self, value: T) -> Result<(), TrySendError<T>> {
         if self.ring.consumer_gone.load(Ordering::Relaxed)
             || self.ring.closed.load(Ordering::Relaxed)
         {
@@ -170,24 +170,24 @@ impl<T> Producer<T> {
         Ok(())
     }
 
-    /// Pushes, waiting for room. Cancel-safe: the value stays in the future
+    /// Sends, waiting for room. Cancel-safe: the value stays in the future
     /// until placed.
-    pub fn push(&mut self, value: T) -> Push<'_, T> {
-        Push {
+    pub fn send(&mut self, value: T) -> Send<'_, T> {
+        Send {
             p: self,
             value: Some(value),
         }
     }
 
-    /// Pushes from a plain thread.
-    pub fn push_blocking(&mut self, value: T) -> Result<(), SendError<T>> {
-        blocking::block_on(pin!(self.push(value)))
+    /// Sends from a plain thread.
+    pub fn send_blocking(&mut self, value: T) -> Result<(), SendError<T>> {
+        blocking::block_on(pin!(self.send(value)))
     }
 
     /// Reserves up to `max` contiguous free slots for in-place writing.
     /// The run may be shorter than `max` (or empty) when the ring is nearly
     /// full or wraps; it is empty once the ring is closed or the consumer
-    /// gone ([`Producer::is_closed`]), as `try_push` then refuses: nothing
+    /// gone ([`Producer::is_closed`]), as `try_send` then refuses: nothing
     /// is published after `closed` (module invariants: otherwise a consumer
     /// could get `Closed` and then more values).
     #[cfg(not(loom))]
@@ -206,13 +206,15 @@ impl<T> Producer<T> {
         }
     }
 
-    /// Closes the ring: the consumer drains, then sees closed.
-    pub fn close(&self) {
+    /// Closes the ring: the consumer drains, then sees closed. Returns
+    /// whether this call closed it.
+    pub fn close(&self) -> bool {
         // Release: pairs with the consumer's Acquire load of `closed`; after
         // our last `tail` store.
-        self.ring.closed.store(true, Ordering::Release);
+        let was_closed = self.ring.closed.swap(true, Ordering::Release);
         self.ring.cons_wait.notify_all(Signal::Fence);
         self.ring.prod_wait.notify_all(Signal::Fence);
+        !was_closed
     }
 
     /// Whether the consumer is gone or the ring closed.
@@ -233,23 +235,23 @@ impl<T> Drop for Producer<T> {
     }
 }
 
-/// Future of [`Producer::push`].
+/// Future of [`Producer::send`].
 #[must_use = "futures do nothing unless polled"]
-pub struct Push<'a, T> {
+pub struct Send<'a, T> {
     p: &'a mut Producer<T>,
     value: Option<T>,
 }
 
-impl<T> Unpin for Push<'_, T> {}
+impl<T> Unpin for Send<'_, T> {}
 
-impl<T> Future for Push<'_, T> {
+impl<T> Future for Send<'_, T> {
     type Output = Result<(), SendError<T>>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         crate::task::coop::spend(cx, |cx| {
             let this = self.get_mut();
             for round in 0..2 {
-                let v = this.value.take().expect("push polled after completion");
-                match this.p.try_push(v) {
+                let v = this.value.take().expect("send polled after completion");
+                match this.p.try_send(v) {
                     Ok(()) => {
                         this.p
                             .ring
@@ -277,7 +279,7 @@ impl<T> Future for Push<'_, T> {
     }
 }
 
-impl<T> Drop for Push<'_, T> {
+impl<T> Drop for Send<'_, T> {
     fn drop(&mut self) {
         self.p
             .ring
@@ -399,8 +401,8 @@ impl<T> Consumer<T> {
         self.ring.prod_wait.notify_one(Signal::Fence);
     }
 
-    /// Pops without waiting.
-    pub fn try_pop(&mut self) -> Result<T, TryRecvError> {
+    /// Receives without waiting.
+    pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
         // Acquire: pairs with the producer's Release store in `close`; read
         // before `tail` so that closed + empty means drained.
         let closed = self.ring.closed.load(Ordering::Acquire);
@@ -418,14 +420,14 @@ impl<T> Consumer<T> {
         Ok(v)
     }
 
-    /// Pops, waiting for a value. Cancel-safe.
-    pub fn pop(&mut self) -> Pop<'_, T> {
-        Pop { c: self }
+    /// Receives, waiting for a value. Cancel-safe.
+    pub fn recv(&mut self) -> Recv<'_, T> {
+        Recv { c: self }
     }
 
-    /// Pops from a plain thread.
-    pub fn pop_blocking(&mut self) -> Result<T, RecvError> {
-        blocking::block_on(pin!(self.pop()))
+    /// Receives from a plain thread.
+    pub fn recv_blocking(&mut self) -> Result<T, RecvError> {
+        blocking::block_on(pin!(self.recv()))
     }
 
     /// Peeks at up to `max` contiguous ready values, in place.
@@ -458,19 +460,19 @@ impl<T> Drop for Consumer<T> {
     }
 }
 
-/// Future of [`Consumer::pop`].
+/// Future of [`Consumer::recv`].
 #[must_use = "futures do nothing unless polled"]
-pub struct Pop<'a, T> {
+pub struct Recv<'a, T> {
     c: &'a mut Consumer<T>,
 }
 
-impl<T> Future for Pop<'_, T> {
+impl<T> Future for Recv<'_, T> {
     type Output = Result<T, RecvError>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         crate::task::coop::spend(cx, |cx| {
             let this = self.get_mut();
             for round in 0..2 {
-                match this.c.try_pop() {
+                match this.c.try_recv() {
                     Ok(v) => {
                         this.c
                             .ring
@@ -498,7 +500,7 @@ impl<T> Future for Pop<'_, T> {
     }
 }
 
-impl<T> Drop for Pop<'_, T> {
+impl<T> Drop for Recv<'_, T> {
     fn drop(&mut self) {
         self.c
             .ring
