@@ -95,3 +95,16 @@ pub use spindle_macros::main;
 pub use spindle_macros::test;
 pub use task::{AbortHandle, AbortOnDrop, Fork, JoinError, JoinHandle};
 pub use yield_now::{yield_now, YieldNow};
+
+/// Not API: what the exported macros expand to, and the loom models' hooks.
+/// Public only because `select!` expands in the user's crate and names
+/// these by path; nothing here is covered by semver.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::chan::select::{budgeted, probe_waker, shuffle, Project};
+
+    /// Loom models only: the bounded ring's claim-word ownership
+    /// (`chan/flavors/bias.rs`).
+    #[cfg(loom)]
+    pub use crate::chan::flavors::bias::{loom_own_words_after, loom_plain_claims};
+}

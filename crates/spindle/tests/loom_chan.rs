@@ -512,12 +512,12 @@ fn spsc_send_recv_close() {
 /// thread after its first claim (`chan/flavors/bias.rs`), and checks that
 /// plain claims were made.
 fn owned_model(f: impl Fn() + Sync + Send + 'static) {
-    chan::__loom_own_words_after(1);
-    let before = chan::__loom_plain_claims();
+    spindle::__private::loom_own_words_after(1);
+    let before = spindle::__private::loom_plain_claims();
     model(f);
-    chan::__loom_own_words_after(0xffff); // never, as by default
+    spindle::__private::loom_own_words_after(0xffff); // never, as by default
     assert!(
-        chan::__loom_plain_claims() > before,
+        spindle::__private::loom_plain_claims() > before,
         "no plain claim was modelled"
     );
 }

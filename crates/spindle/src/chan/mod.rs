@@ -47,12 +47,11 @@
 mod backoff;
 pub(crate) mod blocking;
 mod error;
-mod flavors;
+pub(crate) mod flavors;
 mod poll;
 mod receiver;
 mod recv;
-#[doc(hidden)]
-pub mod select;
+pub(crate) mod select;
 mod send;
 mod sender;
 mod shared;
@@ -87,22 +86,6 @@ pub mod spsc {
     pub use super::flavors::spsc::{Consumer, Producer, Recv, Send};
     #[cfg(not(loom))]
     pub use super::flavors::spsc::{ReadSlice, WriteSlice};
-}
-
-/// Loom models only: a bounded ring's claim words are owned by a thread
-/// after `n` claims in a row by it (`flavors/bias.rs`; never by default
-/// under loom). Applies to models run on this thread.
-#[cfg(loom)]
-#[doc(hidden)]
-pub fn __loom_own_words_after(n: u64) {
-    flavors::bias::loom_own_words_after(n);
-}
-
-/// Loom models only: plain claims (by an owner) made on this thread so far.
-#[cfg(loom)]
-#[doc(hidden)]
-pub fn __loom_plain_claims() -> u64 {
-    flavors::bias::loom_plain_claims()
 }
 
 pub use flavors::broadcast::channel as broadcast;

@@ -305,21 +305,21 @@ macro_rules! __select_gen {
         // dropped (and their borrows end) before the winning body runs.
         let __out = {
             let mut __futs = ::core::pin::pin!(( $( $f, )+ ));
-            $crate::chan::select::budgeted(::core::future::poll_fn(|__cx| {
+            $crate::__private::budgeted(::core::future::poll_fn(|__cx| {
                 let mut __order = [$($i),+];
                 if !$bi {
-                    $crate::chan::select::shuffle(&mut __order);
+                    $crate::__private::shuffle(&mut __order);
                 }
                 // First pass: probe every arm without registering.
                 let __probed = (|| {
                     let __cx = &mut ::core::task::Context::from_waker(
-                        $crate::chan::select::probe_waker(),
+                        $crate::__private::probe_waker(),
                     );
                     for __k in __order {
                         match __k {
                             $(
                                 $i => {
-                                    let __fut = $crate::chan::select::Project::project(
+                                    let __fut = $crate::__private::Project::project(
                                         __futs.as_mut(),
                                     ).$i;
                                     if let ::core::task::Poll::Ready(__o) =
@@ -348,7 +348,7 @@ macro_rules! __select_gen {
                         $(
                             $i => {
                                 let __fut =
-                                    $crate::chan::select::Project::project(__futs.as_mut()).$i;
+                                    $crate::__private::Project::project(__futs.as_mut()).$i;
                                 if let ::core::task::Poll::Ready(__o) =
                                     ::core::future::Future::poll(__fut, __cx)
                                 {

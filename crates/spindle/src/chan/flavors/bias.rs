@@ -102,15 +102,17 @@ std::thread_local! {
 }
 
 /// Loom models: words are owned after `n` claims in a row by one thread.
+/// Applies to models run on this thread. Reached by the models through
+/// `crate::__private`.
 #[cfg(loom)]
-pub(crate) fn loom_own_words_after(n: u64) {
+pub fn loom_own_words_after(n: u64) {
     LOOM_STREAK.with(|s| s.set(n));
 }
 
 /// Loom models: plain claims made on this test's thread so far, so that a
 /// model of the ownership protocol can check that it ran it.
 #[cfg(loom)]
-pub(crate) fn loom_plain_claims() -> u64 {
+pub fn loom_plain_claims() -> u64 {
     LOOM_PLAIN_CLAIMS.with(|c| c.get())
 }
 
