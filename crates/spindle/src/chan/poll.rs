@@ -8,21 +8,21 @@ use super::backoff::Backoff;
 use super::error::{RecvError, SendError, TryRecvError, TrySendError};
 use super::flavors::{array, zero};
 use super::select;
-use super::shared::{Chan, Flavor, Seen};
+use super::shared::{Chan, FastPath, Flavor};
 use super::Policy;
 
 impl<T> Chan<T> {
     /// One poll of a receive: try, spin briefly, park, re-check. Out of
     /// line: the futures inline only their fast paths, and pass on what
-    /// theirs saw: after [`Seen::Idle`] the first try is skipped (the
-    /// re-check after registering still comes), after [`Seen::Busy`] it
+    /// theirs saw: after [`FastPath::Idle`] the first try is skipped (the
+    /// re-check after registering still comes), after [`FastPath::Busy`] it
     /// starts at the ring's slow path.
     #[inline(never)]
     pub(super) fn poll_recv(
         &self,
         key: &mut Option<usize>,
         cx: &mut Context<'_>,
-        mut seen: Seen,
+        mut fast: FastPath,
     ) -> Poll<Result<T, RecvError>> {
         if let Flavor::Zero(z) = &self.flavor {
             return z.poll_take(key, cx.waker(), !select::probing(cx));
@@ -30,9 +30,9 @@ impl<T> Chan<T> {
         let mut backoff: Option<Backoff> = None;
         let mut registered = false;
         loop {
-            let seen = std::mem::replace(&mut seen, Seen::Nothing);
-            if seen != Seen::Idle {
-                let done = match self.try_recv_after(seen) {
+            let fast = std::mem::replace(&mut fast, FastPath::NotTried);
+            if fast != FastPath::Idle {
+                let done = match self.try_recv_after(fast) {
                     Ok(v) => Some(Ok(v)),
                     Err(TryRecvError::Closed) => Some(Err(RecvError)),
                     Err(TryRecvError::Empty) => None,
@@ -94,14 +94,14 @@ impl<T> Chan<T> {
 
     /// One poll of a send. `value` is `Some` until the value is placed or
     /// handed back; `key` is the wait key (array), or the offer key (zero).
-    /// Out of line, and `seen` as in [`Chan::poll_recv`].
+    /// Out of line, and `fast` as in [`Chan::poll_recv`].
     #[inline(never)]
     pub(super) fn poll_send(
         &self,
         value: &mut Option<T>,
         key: &mut Option<usize>,
         cx: &mut Context<'_>,
-        mut seen: Seen,
+        mut fast: FastPath,
     ) -> Poll<Result<(), SendError<T>>> {
         if let Flavor::Zero(z) = &self.flavor {
             return self.poll_send_zero(z, value, key, cx);
@@ -109,10 +109,10 @@ impl<T> Chan<T> {
         let mut backoff: Option<Backoff> = None;
         let mut registered = false;
         loop {
-            let seen = std::mem::replace(&mut seen, Seen::Nothing);
-            if seen != Seen::Idle {
+            let fast = std::mem::replace(&mut fast, FastPath::NotTried);
+            if fast != FastPath::Idle {
                 let v = value.take().expect("send polled after completion");
-                match self.try_send_after(v, seen) {
+                match self.try_send_after(v, fast) {
                     Ok(()) => {
                         self.send_done(key);
                         return Poll::Ready(Ok(()));
@@ -264,7 +264,7 @@ impl<T> Chan<T> {
                     None => return Poll::Ready(Ok(())),
                 }
             }
-            match self.poll_send(zero_value, key, cx, Seen::Nothing) {
+            match self.poll_send(zero_value, key, cx, FastPath::NotTried) {
                 Poll::Ready(Ok(())) => continue,
                 Poll::Ready(Err(SendError(v))) => {
                     items.push_front(v);

@@ -14,7 +14,7 @@ use super::blocking::{deadline_after, timed_recv};
 use super::error::RecvTimeoutError;
 use super::error::{RecvError, TryRecvError};
 use super::recv::{Recv, RecvBatch};
-use super::shared::{Chan, Flavor, Seen};
+use super::shared::{Chan, FastPath, Flavor};
 use crate::loom::{Arc, Ordering};
 
 /// The receiving half of a bounded, unbounded or rendezvous channel.
@@ -166,7 +166,7 @@ impl<T> futures_core::Stream for Receiver<T> {
         crate::task::coop::spend(cx, |cx| {
             let this = self.get_mut();
             this.chan
-                .poll_recv(&mut this.stream_key, cx, Seen::Nothing)
+                .poll_recv(&mut this.stream_key, cx, FastPath::NotTried)
                 .map(Result::ok)
         })
     }

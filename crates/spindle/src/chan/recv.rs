@@ -7,17 +7,17 @@ use std::task::{Context, Poll};
 use super::error::RecvError;
 use super::flavors::array;
 use super::select;
-use super::shared::{Chan, Flavor, Seen};
+use super::shared::{Chan, FastPath, Flavor};
 
 /// A ring slot whose message a receive future is returning: dropped after
 /// the return value is built (`array::Claim`), it frees the slot, then
 /// wakes a parked sender if the claim saw one.
-struct Taking<'a, T> {
+struct TakenSlot<'a, T> {
     pub(super) claim: array::Claim<'a, T>,
     pub(super) chan: &'a Chan<T>,
 }
 
-impl<T> Drop for Taking<'_, T> {
+impl<T> Drop for TakenSlot<'_, T> {
     #[inline(always)]
     fn drop(&mut self) {
         self.claim.release();
@@ -50,27 +50,27 @@ impl<T> Future for Recv<'_, T> {
                 if this.key.is_none() {
                     match this.chan.recv_fast() {
                         Ok(claim) => {
-                            let taking = Taking {
+                            let taken = TakenSlot {
                                 claim,
                                 chan: this.chan,
                             };
-                            // SAFETY: the one read of this claim; `taking` frees the
+                            // SAFETY: the one read of this claim; `taken` frees the
                             // slot when dropped, after this return value is built.
-                            return Poll::Ready(Ok(unsafe { taking.claim.read() }));
+                            return Poll::Ready(Ok(unsafe { taken.claim.read() }));
                         }
-                        Err(Seen::Idle) if select::probing(cx) => return Poll::Pending,
-                        Err(Seen::Idle) => {
-                            return this.chan.poll_recv(&mut this.key, cx, Seen::Idle)
+                        Err(FastPath::Idle) if select::probing(cx) => return Poll::Pending,
+                        Err(FastPath::Idle) => {
+                            return this.chan.poll_recv(&mut this.key, cx, FastPath::Idle)
                         }
-                        Err(Seen::Busy) => {
-                            return this.chan.poll_recv(&mut this.key, cx, Seen::Busy)
+                        Err(FastPath::Busy) => {
+                            return this.chan.poll_recv(&mut this.key, cx, FastPath::Busy)
                         }
-                        Err(Seen::Nothing) => {}
+                        Err(FastPath::NotTried) => {}
                     }
                 }
                 match &this.chan.flavor {
                     Flavor::Zero(z) => z.poll_take(&mut this.key, cx.waker(), !select::probing(cx)),
-                    _ => this.chan.poll_recv(&mut this.key, cx, Seen::Nothing),
+                    _ => this.chan.poll_recv(&mut this.key, cx, FastPath::NotTried),
                 }
             },
         )

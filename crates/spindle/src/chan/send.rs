@@ -6,7 +6,7 @@ use std::task::{Context, Poll};
 
 use super::error::SendError;
 use super::sender::Sender;
-use super::shared::{Flavor, Seen};
+use super::shared::{FastPath, Flavor};
 use crate::loom::Ordering;
 
 /// Future of [`Sender::send`].
@@ -37,7 +37,7 @@ impl<T> Future for Send<'_, T> {
                 }
                 // First poll, room in a ring: done here, inlined into the caller;
                 // otherwise the out-of-line poll starts where the fast path stopped.
-                // One call per `Seen` variant, each with a constant: one call taking
+                // One call per `FastPath` variant, each with a constant: one call taking
                 // the variant as a value adds instructions to every message (the
                 // callee branches on what the caller knew). The same on the
                 // receive side.
@@ -45,19 +45,29 @@ impl<T> Future for Send<'_, T> {
                 if this.key.is_none() {
                     match chan.send_fast(&mut this.value) {
                         Ok(()) => return Poll::Ready(Ok(())),
-                        Err(Seen::Idle) => {
-                            return chan.poll_send(&mut this.value, &mut this.key, cx, Seen::Idle)
+                        Err(FastPath::Idle) => {
+                            return chan.poll_send(
+                                &mut this.value,
+                                &mut this.key,
+                                cx,
+                                FastPath::Idle,
+                            )
                         }
-                        Err(Seen::Busy) => {
-                            return chan.poll_send(&mut this.value, &mut this.key, cx, Seen::Busy)
+                        Err(FastPath::Busy) => {
+                            return chan.poll_send(
+                                &mut this.value,
+                                &mut this.key,
+                                cx,
+                                FastPath::Busy,
+                            )
                         }
-                        Err(Seen::Nothing) => {}
+                        Err(FastPath::NotTried) => {}
                     }
                 }
                 if let Flavor::Zero(z) = &chan.flavor {
                     return chan.poll_send_zero(z, &mut this.value, &mut this.key, cx);
                 }
-                chan.poll_send(&mut this.value, &mut this.key, cx, Seen::Nothing)
+                chan.poll_send(&mut this.value, &mut this.key, cx, FastPath::NotTried)
             },
         )
     }

@@ -16,7 +16,7 @@ use super::blocking::deadline_after;
 use super::error::SendTimeoutError;
 use super::error::{SendError, TrySendError};
 use super::send::{Send, SendBatch};
-use super::shared::{Chan, Seen};
+use super::shared::{Chan, FastPath};
 use crate::loom::{Arc, AtomicBool, Ordering};
 
 /// The sending half of a bounded, unbounded or rendezvous channel.
@@ -231,7 +231,7 @@ impl<T> Sender<T> {
             &mut self.sink_pending,
             &mut self.sink_key,
             cx,
-            Seen::Nothing,
+            FastPath::NotTried,
         );
         if r.is_ready() {
             self.sink_pending = None;

@@ -32,9 +32,9 @@ pub(super) struct Chan<T> {
 /// out-of-line poll, so that the poll does not repeat it (each repeated load
 /// or claim is also one more step for the loom models to interleave).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Seen {
+pub(super) enum FastPath {
     /// Nothing tried: a later poll, or no fast path for this flavor/policy.
-    Nothing,
+    NotTried,
     /// The ring was empty (receive) or full (send), and open: register
     /// first, then re-check.
     Idle,
@@ -65,17 +65,17 @@ impl<T> Chan<T> {
     /// with a free slot takes the value out of `value` (one copy). `Err`:
     /// nothing done, and what was seen.
     #[inline(always)]
-    pub(super) fn send_fast(&self, value: &mut Option<T>) -> Result<(), Seen> {
+    pub(super) fn send_fast(&self, value: &mut Option<T>) -> Result<(), FastPath> {
         match (&self.flavor, self.policy) {
             (Flavor::Array(a), Policy::Block) => match a.push_fast(value) {
                 array::PushFast::Done(receivers_parked) => {
                     self.wake_receiver_if(a, receivers_parked);
                     Ok(())
                 }
-                array::PushFast::Full => Err(Seen::Idle),
-                array::PushFast::Slow => Err(Seen::Busy),
+                array::PushFast::Full => Err(FastPath::Idle),
+                array::PushFast::Slow => Err(FastPath::Busy),
             },
-            _ => Err(Seen::Nothing),
+            _ => Err(FastPath::NotTried),
         }
     }
 
@@ -84,22 +84,22 @@ impl<T> Chan<T> {
     /// caller takes the value straight into `Ready`: `array::Claim`);
     /// `Err`: nothing taken, and what was seen.
     #[inline(always)]
-    pub(super) fn recv_fast(&self) -> Result<array::Claim<'_, T>, Seen> {
+    pub(super) fn recv_fast(&self) -> Result<array::Claim<'_, T>, FastPath> {
         match &self.flavor {
             Flavor::Array(a) => match a.pop_fast() {
                 array::PopFast::Got(claim) => Ok(claim),
-                array::PopFast::Empty => Err(Seen::Idle),
-                array::PopFast::Slow => Err(Seen::Busy),
+                array::PopFast::Empty => Err(FastPath::Idle),
+                array::PopFast::Slow => Err(FastPath::Busy),
             },
-            _ => Err(Seen::Nothing),
+            _ => Err(FastPath::NotTried),
         }
     }
 
     /// A send's try in `poll_send`: from the ring's slow path when the fast
-    /// path saw [`Seen::Busy`], else the whole [`Chan::try_send`].
-    pub(super) fn try_send_after(&self, v: T, seen: Seen) -> Result<(), TrySendError<T>> {
-        match (&self.flavor, seen) {
-            (Flavor::Array(a), Seen::Busy) => {
+    /// path saw [`FastPath::Busy`], else the whole [`Chan::try_send`].
+    pub(super) fn try_send_after(&self, v: T, fast: FastPath) -> Result<(), TrySendError<T>> {
+        match (&self.flavor, fast) {
+            (Flavor::Array(a), FastPath::Busy) => {
                 self.wake_receiver_if(a, a.push_slow(v)?);
                 Ok(())
             }
@@ -108,9 +108,9 @@ impl<T> Chan<T> {
     }
 
     /// A receive's try in `poll_recv`, as [`Chan::try_send_after`].
-    pub(super) fn try_recv_after(&self, seen: Seen) -> Result<T, TryRecvError> {
-        match (&self.flavor, seen) {
-            (Flavor::Array(a), Seen::Busy) => {
+    pub(super) fn try_recv_after(&self, fast: FastPath) -> Result<T, TryRecvError> {
+        match (&self.flavor, fast) {
+            (Flavor::Array(a), FastPath::Busy) => {
                 let (v, senders_parked) = a.pop_slow()?;
                 self.wake_sender_if(a, senders_parked);
                 Ok(v)

@@ -130,7 +130,7 @@ pub(crate) enum PopFast<'a, T> {
 ///
 /// Read and release are two steps so that the read can be the very
 /// expression a receive future returns, with the release (and the wake of a
-/// parked sender) in a guard dropped after it (`chan::Taking`): the message
+/// parked sender) in a guard dropped after it (`chan::recv::TakenSlot`): the message
 /// then moves from the slot straight into the future's output. Returned
 /// through `PopFast` and the receive future's layers, a message shaped like
 /// `[u64; 2]` would be copied between stack slots of different layouts,
