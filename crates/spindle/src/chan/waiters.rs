@@ -32,7 +32,7 @@
 //!   it, and only then does the notifier call `notify_one`, which skips the
 //!   fence. The list lowers the bit, under the lock, whenever it becomes
 //!   empty; so while any waiter is linked the bit is up. Coherence of the
-//!   one word replaces the fences (see `flavors/array.rs`).
+//!   one word replaces the fences (see `flavors/array/mod.rs`).
 //!
 //! A waiter that was notified but is dropped before it could use the
 //! notification (a losing `select!` arm, a timed-out blocking call) passes the

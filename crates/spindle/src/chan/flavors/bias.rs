@@ -1,6 +1,6 @@
-//! A claim word of the bounded ring (`head` or `tail`, `array.rs`) that one
-//! thread may own for a while, so that its claims are a plain load and a
-//! plain store instead of a CAS: biased locking, as JVMs once did it for
+//! A claim word of the bounded ring (`head` or `tail`, `array/mod.rs`) that
+//! one thread may own for a while, so that its claims are a plain load and
+//! a plain store instead of a CAS: biased locking, as JVMs once did it for
 //! monitors, applied to a ring's claim words.
 //!
 //! Why: a message through the ring costs two claims, each a locked CAS
@@ -10,7 +10,7 @@
 //! claim costs a fraction of a locked CAS there.
 //!
 //! # State (all on the word's cache line)
-//! - `word`: the claim word, in `array.rs`'s encoding plus the bit
+//! - `word`: the claim word, in `array/mod.rs`'s encoding plus the bit
 //!   [`BIASED`]: set while a thread owns the word (by that thread's CAS, in
 //!   [`ClaimWord::bias`]); cleared by a revoker's RMW.
 //! - `owner`: [`FREE`]; or a tag `id << EPOCH_BITS | epoch`, the owner's
@@ -26,7 +26,7 @@
 //! - `streak`: `id << 16 | n`: the last `n` claims by CAS were made by
 //!   thread `id`; [`NEVER`] once no ownership is left to begin: claims stop
 //!   counting.
-//! - `guess`: the value the last claim by CAS left in the word (`array.rs`,
+//! - `guess`: the value the last claim by CAS left in the word (`array/mod.rs`,
 //!   "Guessed claims"); it never holds `BIASED`, so that a CAS expecting it
 //!   fails on an owned word.
 //!
