@@ -28,7 +28,7 @@
 //! - `scope.rs`: a child listing itself racing a cancel, an escaped spawn
 //!   racing the scope's return, units taken ahead and given back elsewhere.
 //! - `chan/spin.rs`: two holds of the spin lock never overlap.
-//! - `chan/waiters.rs`: capped wake-ups are passed on.
+//! - `chan/waiters/loom_model.rs`: capped wake-ups are passed on.
 //! - `sync/semaphore.rs`, `sync/notify.rs`: a release or `notify_one`
 //!   racing a cancelled waiter is passed on; two acquirers and one
 //!   releaser; `notify_waiters` racing a first poll.
