@@ -192,7 +192,7 @@ fn bursts_into_a_ring_with_many_parked_receivers() {
 }
 
 /// Rendezvous receivers on tasks, one after another, reuse the taker the
-/// last one left (`zero.rs`: "Kept wakers"): a sender that finds a receiver
+/// last one left (`zero/mod.rs`: "Kept wakers"): a sender that finds a receiver
 /// parked hands it the value and wakes it in place; a taker reused by
 /// another task wakes that task, not the finished one whose waker it kept,
 /// and a thread receiver reusing it (a foreign waker) is woken too. Every
@@ -250,7 +250,7 @@ fn rendezvous_receivers_reuse_one_taker_and_each_is_woken() {
 }
 
 /// Rendezvous senders on tasks, one after another, reuse the offer slot
-/// the last one left (`zero.rs`: "Taken without the lock", "Kept wakers"):
+/// the last one left (`zero/mod.rs`: "Taken without the lock", "Kept wakers"):
 /// each send completes only once its value is taken (no offer is left
 /// queued behind it), a slot reused by another task wakes that task, not
 /// the finished one whose waker it kept, and a thread sender reusing the

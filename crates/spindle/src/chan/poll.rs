@@ -132,7 +132,7 @@ impl<T> Chan<T> {
     }
 
     /// A rendezvous send's poll. Inlined into the futures: a parked send
-    /// whose offer was taken learns it from one load (`zero.rs`, "Taken
+    /// whose offer was taken learns it from one load (`zero/mod.rs`, "Taken
     /// without the lock") without the call; the rest is out of line.
     #[inline(always)]
     pub(super) fn poll_send_zero(

@@ -68,7 +68,7 @@ pub(crate) enum InPlace {
 /// scheduling left to the caller: the wake's state transition (one CAS that
 /// also takes the `Notified`'s reference) can run under a lock, and the
 /// scheduling after it. A channel that keeps a parked task's waker for that
-/// task's next wait saves the clone and the drop (`chan/flavors/zero.rs`).
+/// task's next wait saves the clone and the drop (`chan/flavors/zero/`).
 #[inline]
 pub(crate) fn notify_in_place(waker: &Waker) -> InPlace {
     if !is_task_waker(waker) {

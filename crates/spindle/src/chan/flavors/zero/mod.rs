@@ -93,14 +93,26 @@
 //! than sends (receives) ever parked at once. Foreign wakers are not kept
 //! (woken by value after the lock).
 //!
-use std::collections::VecDeque;
-use std::ptr::{self, NonNull};
+//! # Files
+//! - `inner.rs`: the state under the lock: offers, takers and their queues.
+//! - `taker.rs`: a taker's boxed cell, drained without the lock.
+//! - `mod.rs` (here): the channel's operations, which take the lock, and
+//!   the lock-free reads of the mirrored generations and cells.
+
+use std::ptr;
 use std::task::{Poll, Waker};
 
 use crate::chan::error::{RecvError, TryRecvError};
 use crate::chan::spin::ChanLock;
-use crate::loom::{AtomicPtr, AtomicUsize, Ordering, ReleaseStore, UnsafeCell};
-use crate::task::{is_task_waker, notify_in_place, InPlace, Submit};
+use crate::loom::{AtomicPtr, AtomicUsize, Ordering};
+
+mod inner;
+mod taker;
+#[cfg(all(test, not(loom)))]
+mod tests;
+
+use inner::{keep_or_clone, untick, Inner, State};
+use taker::TakerCell;
 
 /// Offer slots below this key mirror their generation in an atomic a sender
 /// reads without the lock, and takers below it their cell's address, which
@@ -110,340 +122,6 @@ use crate::task::{is_task_waker, notify_in_place, InPlace, Submit};
 const MIRRORED: usize = 64;
 #[cfg(loom)]
 const MIRRORED: usize = 1;
-
-/// A ticket's low half is the slot's key, its high half the generation.
-const KEY_BITS: u32 = usize::BITS / 2;
-const KEY_MASK: usize = (1 << KEY_BITS) - 1;
-const GEN_MASK: usize = usize::MAX >> KEY_BITS;
-
-fn ticket(k: usize, gen: usize) -> usize {
-    k | (gen << KEY_BITS)
-}
-
-/// A ticket's slot key and generation.
-fn untick(t: usize) -> (usize, usize) {
-    (t & KEY_MASK, t >> KEY_BITS)
-}
-
-/// A taken offer's sender, to wake once the lock is released: a task
-/// already notified in place (its waker kept in the slot), or a foreign
-/// waker taken out of it.
-enum Wakeup {
-    Task(Submit),
-    Waker(Waker),
-}
-
-impl Wakeup {
-    fn wake(self) {
-        match self {
-            Wakeup::Task(task) => task.submit(),
-            Wakeup::Waker(w) => w.wake(),
-        }
-    }
-}
-
-#[derive(PartialEq, Eq, Debug, Clone, Copy)]
-enum State {
-    Free,
-    Offered,
-}
-
-struct Offer<T> {
-    value: Option<T>,
-    waker: Option<Waker>,
-    state: State,
-    /// Changed exactly when the slot is freed (module docs).
-    gen: usize,
-}
-
-/// A taker's value and state, boxed so that its address outlives the
-/// growth of `takers` ("Drained without the lock"). `state` is one of:
-/// - `FREE`: on `free_takers`; no value, no receive.
-/// - `WAITING`: in `takers_waiting`; a receive is parked, `value` is `None`.
-/// - `FILLED`: in `handed`; a sender put its value in, the owner has yet to
-///   take it. Only the owner reads `value` or changes the state from here.
-/// - `DRAINED`: in `handed`; the owner took the value (`None` again) and
-///   gave up the key; reclaimed under the lock by the next `park_taker`.
-///
-/// Every change but the owner's `FILLED` -> `DRAINED` is made under the lock.
-struct TakerCell<T> {
-    value: UnsafeCell<Option<T>>,
-    state: AtomicUsize,
-}
-
-const FREE: usize = 0;
-const WAITING: usize = 1;
-const FILLED: usize = 2;
-const DRAINED: usize = 3;
-
-impl<T> TakerCell<T> {
-    /// The owner's take of a filled taker's value, with or without the
-    /// lock; `None` while the taker is not `FILLED`.
-    #[inline(always)]
-    fn drain(&self) -> Option<T> {
-        // Acquire: pairs with `give`'s Release store of `FILLED`.
-        if self.state.load(Ordering::Acquire) != FILLED {
-            return None;
-        }
-        // SAFETY: `FILLED` seen (Acquire) after the sender's write; only the
-        // owner, the caller, touches the value until `DRAINED` (module docs).
-        let v = self.value.with_mut(|p| unsafe { (*p).take() });
-        // Release: the move out happens before a reclaim that sees it.
-        self.state.store(DRAINED, Ordering::Release);
-        debug_assert!(v.is_some(), "a filled taker holds a value");
-        v
-    }
-
-    /// The state, read under the lock.
-    fn state(&self) -> usize {
-        // Acquire: a `DRAINED` written without the lock orders the owner's
-        // move before this reader's reuse of the cell.
-        self.state.load(Ordering::Acquire)
-    }
-}
-
-/// A taker: its cell, owned as a `Box` would own it but held raw, so that
-/// the addresses mirrored in `Channel::cells` stay valid however the
-/// `Taker` moves (a moved `Box` would claim unique access), and the
-/// parked receive's waker, touched only under the lock.
-struct Taker<T> {
-    cell: NonNull<TakerCell<T>>,
-    waker: Option<Waker>,
-}
-
-// SAFETY: a `Taker` owns its cell as a `Box<TakerCell<T>>` would, and the
-// cell holds at most one `T`: sending the taker sends that value.
-unsafe impl<T: Send> Send for Taker<T> {}
-
-impl<T> Taker<T> {
-    fn new() -> Self {
-        let cell = Box::new(TakerCell {
-            value: UnsafeCell::new(None),
-            state: AtomicUsize::new(FREE),
-        });
-        Taker {
-            cell: NonNull::from(Box::leak(cell)),
-            waker: None,
-        }
-    }
-
-    fn cell(&self) -> &TakerCell<T> {
-        // SAFETY: the cell lives until this taker drops (`Drop` below).
-        unsafe { self.cell.as_ref() }
-    }
-}
-
-impl<T> Drop for Taker<T> {
-    fn drop(&mut self) {
-        // SAFETY: made by `Box::leak` in `new`, freed only here; the channel
-        // (and so every reader of the mirrored address) is being dropped.
-        drop(unsafe { Box::from_raw(self.cell.as_ptr()) });
-    }
-}
-
-struct Inner<T> {
-    offers: Vec<Offer<T>>,
-    free: Vec<usize>,
-    queue: VecDeque<usize>,
-    takers: Vec<Taker<T>>,
-    free_takers: Vec<usize>,
-    takers_waiting: VecDeque<usize>,
-    /// Takers `FILLED` or `DRAINED`, oldest first ([`TakerCell`]).
-    handed: Vec<usize>,
-    /// `handed`'s length at which `reuse_taker` next sweeps it.
-    sweep_at: usize,
-    closed: bool,
-}
-
-impl<T> Inner<T> {
-    /// Parks `value` in a free slot, to be woken through `waker` (`None`:
-    /// an orphan, no sender); returns the ticket (module docs). A task's
-    /// waker the slot kept from its last offer is reused when it wakes the
-    /// same task ("Kept wakers").
-    #[inline]
-    fn alloc(&mut self, value: T, waker: Option<&Waker>) -> usize {
-        let k = match self.free.pop() {
-            Some(k) => k,
-            None => {
-                assert!(
-                    self.offers.len() <= KEY_MASK,
-                    "more than {KEY_MASK} sends parked on one rendezvous channel"
-                );
-                self.offers.push(Offer {
-                    value: None,
-                    waker: None,
-                    state: State::Free,
-                    gen: 0,
-                });
-                self.offers.len() - 1
-            }
-        };
-        let o = &mut self.offers[k];
-        debug_assert_eq!(o.state, State::Free);
-        o.value = Some(value);
-        match waker {
-            Some(w) => keep_or_clone(&mut o.waker, w),
-            None => o.waker = None,
-        }
-        o.state = State::Offered;
-        ticket(k, o.gen)
-    }
-
-    /// Frees slot `k`, whose value has left it: a new generation, mirrored
-    /// for lock-free readers (module docs).
-    #[inline]
-    fn release(&mut self, k: usize, gens: &[AtomicUsize]) {
-        let o = &mut self.offers[k];
-        debug_assert!(o.value.is_none(), "a slot is freed once its value left");
-        o.state = State::Free;
-        if !o.waker.as_ref().is_some_and(is_task_waker) {
-            o.waker = None; // only a task's waker is kept ("Kept wakers")
-        }
-        o.gen = (o.gen + 1) & GEN_MASK;
-        if let Some(mirror) = gens.get(k) {
-            // Release: the value's move out of the slot happens before a
-            // sender's Acquire load that sees the new generation.
-            mirror.store(o.gen, Ordering::Release);
-        }
-        self.free.push(k);
-    }
-
-    fn unqueue(&mut self, k: usize) {
-        remove_key(&mut self.queue, k);
-    }
-
-    /// Puts `value` into the oldest waiting taker; returns the receiver's
-    /// wake-up, to finish once the lock is released, or the value back when
-    /// no taker waits.
-    fn give(&mut self, value: T) -> Result<Option<Wakeup>, T> {
-        let Some(k) = self.takers_waiting.pop_front() else {
-            return Err(value);
-        };
-        let t = &mut self.takers[k];
-        debug_assert_eq!(t.cell().state(), WAITING);
-        // SAFETY: a `WAITING` taker's value is touched only under the lock,
-        // held here; its owner reads it only after `FILLED` (below).
-        t.cell().value.with_mut(|p| unsafe { *p = Some(value) });
-        // Release: the value is written before the owner sees `FILLED`.
-        t.cell().state.store(FILLED, Ordering::Release);
-        self.handed.push(k);
-        Ok(notify(&mut t.waker))
-    }
-
-    /// Takes the oldest offer's value and frees its slot (which tells its
-    /// sender: module docs); returns the value and the sender's wake-up, to
-    /// finish once the lock is released.
-    #[inline(always)]
-    fn take_offer(&mut self, gens: &[AtomicUsize]) -> Option<(T, Option<Wakeup>)> {
-        let k = self.queue.pop_front()?;
-        let o = &mut self.offers[k];
-        let v = o.value.take().expect("queued offer holds its value");
-        let wakeup = notify(&mut o.waker);
-        self.release(k, gens);
-        Some((v, wakeup))
-    }
-
-    /// Frees taker `k`, its receive's own (`WAITING`, unqueued from
-    /// `takers_waiting`). A task's waker stays for the next receive parked
-    /// there ("Kept wakers").
-    fn release_taker(&mut self, k: usize) {
-        let t = &mut self.takers[k];
-        t.cell().state.store(FREE, Ordering::Relaxed);
-        if !t.waker.as_ref().is_some_and(is_task_waker) {
-            t.waker = None;
-        }
-        self.free_takers.push(k);
-    }
-
-    /// A taker for a new parked receive: the last one handed if its owner
-    /// drained it (in a receive loop, the same task's previous taker, its
-    /// waker kept); else a free one, after sweeping the drained takers out
-    /// of `handed` when none is free and `handed` has doubled since the
-    /// last sweep (so sweeps cost O(1) a give, amortized, however many
-    /// filled takers wait to be drained); else none (make a new one).
-    fn reuse_taker(&mut self) -> Option<usize> {
-        if let Some(&k) = self.handed.last() {
-            if self.takers[k].cell().state() == DRAINED {
-                self.handed.pop();
-                return Some(k);
-            }
-        }
-        if self.free_takers.is_empty() && self.handed.len() >= self.sweep_at {
-            let Inner {
-                handed,
-                takers,
-                free_takers,
-                ..
-            } = self;
-            handed.retain(|&k| {
-                let cell = takers[k].cell();
-                let drained = cell.state() == DRAINED;
-                if drained {
-                    cell.state.store(FREE, Ordering::Relaxed);
-                    free_takers.push(k);
-                }
-                !drained
-            });
-            self.sweep_at = 2 * self.handed.len() + 8;
-        }
-        self.free_takers.pop()
-    }
-
-    /// Parks a receive woken through `waker` in a taker; returns its key. A
-    /// task's waker the taker kept is reused when it wakes the same task
-    /// ("Kept wakers").
-    fn park_taker(&mut self, waker: &Waker, cells: &[AtomicPtr<TakerCell<T>>]) -> usize {
-        let k = match self.reuse_taker() {
-            Some(k) => k,
-            None => {
-                let t = Taker::new();
-                let k = self.takers.len();
-                if let Some(mirror) = cells.get(k) {
-                    // Release: the cell's initialisation happens before a
-                    // lock-free reader's Acquire load of its address.
-                    mirror.release_store(t.cell.as_ptr());
-                }
-                self.takers.push(t);
-                k
-            }
-        };
-        let t = &mut self.takers[k];
-        keep_or_clone(&mut t.waker, waker);
-        t.cell().state.store(WAITING, Ordering::Relaxed);
-        self.takers_waiting.push_back(k);
-        k
-    }
-
-    fn unqueue_taker(&mut self, k: usize) {
-        remove_key(&mut self.takers_waiting, k);
-    }
-}
-
-/// Stores `waker` in `slot` for a parked side, keeping what is there when
-/// it wakes the same task ("Kept wakers": no clone, no reference count).
-fn keep_or_clone(slot: &mut Option<Waker>, waker: &Waker) {
-    if !slot.as_ref().is_some_and(|kept| kept.will_wake(waker)) {
-        *slot = Some(waker.clone());
-    }
-}
-
-/// Notifies the task behind a parked side's waker: a spindle task in place,
-/// its waker staying where it is ("Kept wakers"); a foreign waker is taken
-/// out, to be woken by value once the lock is released.
-fn notify(waker: &mut Option<Waker>) -> Option<Wakeup> {
-    match waker.as_ref().map(notify_in_place) {
-        None | Some(InPlace::Done) => None,
-        Some(InPlace::Submit(task)) => Some(Wakeup::Task(task)),
-        Some(InPlace::Foreign) => waker.take().map(Wakeup::Waker),
-    }
-}
-
-/// Removes key `k` from a FIFO of keys, if it is there.
-fn remove_key(q: &mut VecDeque<usize>, k: usize) {
-    if let Some(i) = q.iter().position(|&x| x == k) {
-        q.remove(i);
-    }
-}
 
 /// What a send learns from the channel.
 pub(crate) enum SendState<T> {
@@ -481,17 +159,7 @@ pub(crate) struct Channel<T> {
 impl<T> Channel<T> {
     pub(crate) fn new() -> Self {
         Channel {
-            inner: ChanLock::new(Inner {
-                offers: Vec::new(),
-                free: Vec::new(),
-                queue: VecDeque::new(),
-                takers: Vec::new(),
-                free_takers: Vec::new(),
-                takers_waiting: VecDeque::new(),
-                handed: Vec::new(),
-                sweep_at: 0,
-                closed: false,
-            }),
+            inner: ChanLock::new(Inner::new()),
             gens: (0..MIRRORED).map(|_| AtomicUsize::new(0)).collect(),
             cells: (0..MIRRORED)
                 .map(|_| AtomicPtr::new(ptr::null_mut()))
@@ -733,59 +401,5 @@ impl<T> Channel<T> {
     /// Offers waiting to be taken.
     pub(crate) fn len(&self) -> usize {
         self.inner.lock().queue.len()
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-
-    /// Many receives parked at once and each given a value, round after
-    /// round, with the receive given the last value drained only after the
-    /// next round's receives have parked (so the last taker handed is
-    /// still filled when they look): the drained takers are swept back
-    /// into use, and the channel's takers stay within a small multiple of
-    /// the receives.
-    #[test]
-    fn drained_takers_behind_a_filled_one_are_reused() {
-        const RECEIVES: usize = 40;
-        let ch = Channel::<usize>::new();
-        let waker = Waker::noop();
-        let mut keys = vec![None; RECEIVES];
-        let mut late: Option<(usize, usize)> = None; // (receive, its value)
-        let mut next = 0;
-        for round in 0..50 {
-            let mut parked = Vec::new();
-            for (i, key) in keys.iter_mut().enumerate() {
-                if key.is_none() {
-                    assert!(ch.poll_take(key, waker, true).is_pending());
-                    parked.push(i);
-                }
-            }
-            if let Some((i, v)) = late.take() {
-                assert!(
-                    matches!(ch.poll_take(&mut keys[i], waker, true), Poll::Ready(Ok(got)) if got == v)
-                );
-            }
-            // Gives go to the oldest waiting taker first: park order.
-            let given: Vec<(usize, usize)> = parked.iter().map(|&i| (i, next + i)).collect();
-            for &(_, v) in &given {
-                assert!(matches!(ch.send(v, waker, false), SendState::Given));
-            }
-            next += 1000;
-            let (last, rest) = given.split_last().unwrap();
-            for &(i, v) in rest {
-                match ch.poll_take(&mut keys[i], waker, true) {
-                    Poll::Ready(Ok(got)) => assert_eq!(got, v, "round {round}"),
-                    other => panic!("receive {i} of round {round}: {other:?}"),
-                }
-            }
-            late = Some(*last);
-        }
-        let takers = ch.inner.lock().takers.len();
-        assert!(
-            takers <= 2 * RECEIVES + 8,
-            "{takers} takers for {RECEIVES} receives"
-        );
     }
 }
