@@ -26,7 +26,7 @@ impl<T> Drop for TakenSlot<'_, T> {
     }
 }
 
-/// Future of [`Receiver::recv`]. Cancel-safe: see the module docs.
+/// Future of [`Receiver::recv`](super::Receiver::recv). Cancel-safe: see the module docs.
 #[must_use = "futures do nothing unless polled"]
 pub struct Recv<'a, T> {
     pub(super) chan: &'a Chan<T>,
@@ -86,7 +86,7 @@ impl<T> Drop for Recv<'_, T> {
     }
 }
 
-/// Future of [`Receiver::recv_batch`].
+/// Future of [`Receiver::recv_batch`](super::Receiver::recv_batch).
 #[must_use = "futures do nothing unless polled"]
 pub struct RecvBatch<'a, T> {
     pub(super) chan: &'a Chan<T>,
