@@ -136,7 +136,7 @@ fn select_loop_on_runtime() {
 
 /// Bursts into a ring read by far more parked receivers than CPUs, with
 /// pauses that let them all park again: the capped wake-ups in flight
-/// (`chan/waiters.rs`) must still bring every message to some receiver,
+/// (`chan/waiters/`) must still bring every message to some receiver,
 /// and close must still end every receiver. Sums and counts checked; a
 /// lost wake-up shows as a hang.
 #[test]
