@@ -135,7 +135,7 @@ pub fn rendezvous<T>() -> (Sender<T>, Receiver<T>) {
 
 fn new<T>(flavor: Flavor<T>, policy: Policy) -> (Sender<T>, Receiver<T>) {
     // The ring's wait lists are signalled through flags, which lets them
-    // cap the wake-ups in flight (`waiters.rs`).
+    // cap the wake-ups in flight (`waiters/`).
     let waiters = || match flavor {
         Flavor::Array(_) => WaitList::limited(),
         Flavor::List(_) | Flavor::Zero(_) => WaitList::new(),

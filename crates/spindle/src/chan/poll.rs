@@ -357,7 +357,7 @@ fn place_in_ring<T>(
 /// scheduler thread, see `Backoff::for_poll`), and once that is done,
 /// `register` and return `true`. The caller then re-checks once more: from
 /// registration on, a change either shows in that re-check or wakes the
-/// waiter (`waiters.rs`).
+/// waiter (`waiters/`).
 pub(super) fn wait_step(backoff: &mut Option<Backoff>, register: impl FnOnce()) -> bool {
     let b = backoff.get_or_insert_with(Backoff::for_poll);
     if b.is_done() {

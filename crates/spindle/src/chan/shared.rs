@@ -268,7 +268,7 @@ impl<T> Chan<T> {
 
     /// Parks a receive (the ring was empty), after nudging the senders:
     /// if every wake-up slot of theirs is taken while the ring is empty,
-    /// those woken are not running (`waiters.rs`, the valve).
+    /// those woken are not running (`waiters/`, the valve).
     pub(super) fn park_recv(&self, key: &mut Option<usize>, waker: &Waker) {
         self.send_waiters.nudge();
         self.recv_waiters.register(key, waker, self.recv_signal());
@@ -293,7 +293,7 @@ impl<T> Chan<T> {
         }
     }
 
-    /// How senders learn of parked receivers (see `waiters.rs`).
+    /// How senders learn of parked receivers (see `waiters/`).
     pub(super) fn recv_signal(&self) -> Signal<'_> {
         match &self.flavor {
             Flavor::Array(a) => a.recv_signal(),

@@ -53,7 +53,7 @@ fn probing_select_registers_nothing_until_its_second_pass() {
     assert_eq!(rx2.chan.recv_waiters.waiting(), 0);
 }
 
-/// The ring caps its wake-ups in flight (`waiters.rs`). Receives that
+/// The ring caps its wake-ups in flight (`waiters/`). Receives that
 /// were woken but are never polled again hold every slot: later sends
 /// wake nobody, until a send that finds the ring full nudges the next
 /// parked receiver past the cap. That receiver (a thread here) then
