@@ -158,6 +158,7 @@ impl<T> Sender<T> {
     }
 
     /// Closes for everyone; receivers drain what they have not seen.
+    /// Returns whether this call closed it.
     pub fn close(&self) -> bool {
         close(&self.shared)
     }
@@ -265,7 +266,8 @@ fn take<T: Clone>(next: &mut u64, r: &Ring<T>) -> Result<T, TryRecvError> {
 }
 
 impl<T> Receiver<T> {
-    /// Closes for everyone (as [`Sender::close`]).
+    /// Closes for everyone (as [`Sender::close`]); returns whether this
+    /// call closed it.
     pub fn close(&self) -> bool {
         close(&self.shared)
     }
