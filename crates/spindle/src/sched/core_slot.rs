@@ -65,8 +65,8 @@
 //! swap and fence before reading `visitor`). A visit runs no task code (it
 //! moves `Notified`s; a cancellation at shutdown at most).
 
-use crate::asym_fence;
 use super::multi_thread::Core;
+use crate::asym_fence;
 use crate::loom::{AtomicBool, AtomicPtr, Ordering::*, ReleaseStore};
 use std::ops::{Deref, DerefMut};
 use std::ptr::{self, NonNull};

@@ -68,12 +68,12 @@
 //! available, `light` is a full fence and owning gains nothing: words are
 //! then never owned (loom and miri own them, to check the protocol).
 
+use crate::asym_fence;
 use crate::chan::backoff::Backoff;
 use crate::loom::{
     AtomicBool, AtomicU64,
     Ordering::{self, AcqRel, Acquire, Relaxed, Release},
 };
-use crate::asym_fence;
 
 /// Bit of the word: a thread owns it.
 pub(crate) const BIASED: u64 = 4;
