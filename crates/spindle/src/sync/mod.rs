@@ -17,6 +17,8 @@
 //! real code) and wakes after releasing it. A waiter dropped after it was
 //! handed a permit or a notification passes it on to the next waiter.
 
+#[cfg(all(test, loom))]
+mod loom_support;
 mod mutex;
 mod notify;
 mod semaphore;

@@ -222,19 +222,9 @@ impl fmt::Debug for Notified<'_> {
 
 #[cfg(all(test, loom))]
 mod loom_model {
+    use super::super::loom_support::Count;
     use super::*;
     use loom::thread;
-    use std::task::Wake;
-
-    /// A waker that counts its wakes.
-    #[derive(Default)]
-    struct Count(std::sync::atomic::AtomicUsize);
-
-    impl Wake for Count {
-        fn wake(self: std::sync::Arc<Self>) {
-            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        }
-    }
 
     /// `notify_one` races the drop of the oldest waiter, with a second one
     /// behind it: the notification reaches the second either way (straight,

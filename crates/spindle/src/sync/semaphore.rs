@@ -504,21 +504,11 @@ mod tests {
 
 #[cfg(all(test, loom))]
 mod loom_model {
+    use super::super::loom_support::Count;
     use super::*;
     use crate::chan::blocking::block_on;
     use crate::loom::{AtomicUsize, Ordering::SeqCst};
     use loom::thread;
-    use std::task::Wake;
-
-    /// A waker that counts its wakes.
-    #[derive(Default)]
-    struct Count(std::sync::atomic::AtomicUsize);
-
-    impl Wake for Count {
-        fn wake(self: std::sync::Arc<Self>) {
-            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        }
-    }
 
     fn poll_once(f: Pin<&mut Acquire<'_>>, waker: &Waker) -> Poll<Result<(), AcquireError>> {
         f.poll(&mut Context::from_waker(waker))
