@@ -1,11 +1,13 @@
-//! Tasks: one allocation each (`raw.rs`, cut from a slab by `alloc.rs`), a state word deciding who owns what
-//! (`state.rs`), wakers that are references (`waker.rs`), join handles
+//! Tasks: one allocation each (`raw.rs`, its typed vtable entries in
+//! `harness.rs`, cut from a slab by `alloc.rs`), a state word deciding who
+//! owns what (`state.rs`), wakers that are references (`waker.rs`), join handles
 //! (`join.rs`), and the registry that lets shutdown find idle tasks
 //! (`registry.rs`).
 
 mod alloc;
 pub mod coop;
 mod error;
+mod harness;
 mod join;
 pub(crate) mod raw;
 pub(crate) mod registry;
