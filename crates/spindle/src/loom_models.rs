@@ -25,7 +25,7 @@
 //!   state once.
 //! - `sched/core_slot.rs`: borrows, visits and the owner's take-away never share
 //!   the lent core.
-//! - `scope.rs`: a child listing itself racing a cancel, an escaped spawn
+//! - `scope/loom_model.rs`: a child listing itself racing a cancel, an escaped spawn
 //!   racing the scope's return, units taken ahead and given back elsewhere.
 //! - `chan/spin.rs`: two holds of the spin lock never overlap.
 //! - `chan/waiters/loom_model.rs`: capped wake-ups are passed on.

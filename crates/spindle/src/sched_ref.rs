@@ -29,7 +29,7 @@
 //!   thread that runs no core of this runtime) one ref is taken or given
 //!   back alone, as an `Arc` clone or drop would.
 //!
-//! `scope.rs` counts a scope's children the same way (units out holding one
+//! `scope/` counts a scope's children the same way (units out holding one
 //! strong count, some taken ahead) but not with these types: its count
 //! also carries the scope's "returned" bit and wakes the scope at 0, and
 //! its stock lives for one poll of the body, refilled in doubling steps,

@@ -45,7 +45,7 @@ pub(crate) fn borrowed(task: RawTask) -> Waker {
 
 /// An abort handle for the spindle task that `waker` wakes (a new
 /// reference), or `None` for a waker that is not a spindle task's. A task
-/// finds its own handle this way from inside its poll (`scope.rs`).
+/// finds its own handle this way from inside its poll (`scope/mod.rs`).
 pub(crate) fn abort_handle_of(waker: &Waker) -> Option<AbortHandle> {
     is_task_waker(waker).then(|| {
         let task = raw(waker.data());

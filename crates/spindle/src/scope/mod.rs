@@ -76,10 +76,15 @@
 //! the stock here lives for one poll of the body, refilled in doubling
 //! steps, where a scheduler thread's lives as long as the thread runs it.
 
+#[cfg(all(test, loom))]
+mod loom_model;
+mod stock;
+
+use stock::PollStock;
+
 use crate::loom::{lock, Arc, AtomicBool, AtomicUsize, Mutex, Ordering::*};
 use crate::task::{abort_handle_of, panic_message, AbortHandle, JoinError, JoinHandle};
 use std::any::Any;
-use std::cell::Cell;
 use std::convert::Infallible;
 use std::fmt;
 use std::future::Future;
@@ -264,113 +269,6 @@ impl<E> Inner<E> {
     fn wake(&self) {
         if let Some(w) = lock(&self.waker).take() {
             w.wake();
-        }
-    }
-}
-
-/// Units of `live` taken ahead for the spawns of a body's poll (module
-/// docs), on the thread that polls it.
-#[derive(Clone, Copy)]
-struct ChildStock {
-    /// The state of the scope whose body is being polled; null for none.
-    scope: *const (),
-    /// Children's units left.
-    left: usize,
-    /// How many children's units to take at the next refill.
-    refill: usize,
-}
-
-impl ChildStock {
-    /// No body polled on this thread.
-    const NONE: ChildStock = ChildStock::empty(std::ptr::null());
-
-    /// An empty stock for the body of the scope at `scope`.
-    const fn empty(scope: *const ()) -> ChildStock {
-        ChildStock {
-            scope,
-            left: 0,
-            refill: 1,
-        }
-    }
-}
-
-#[cfg(not(loom))]
-thread_local! {
-    static CHILD_STOCK: Cell<ChildStock> = const { Cell::new(ChildStock::NONE) };
-}
-
-// Loom runs its threads on one OS thread: the stock must be per loom thread.
-#[cfg(loom)]
-loom::thread_local! {
-    static CHILD_STOCK: Cell<ChildStock> = Cell::new(ChildStock::NONE);
-}
-
-/// The most children's units one refill takes.
-const MAX_REFILL: usize = 64;
-
-/// The stock of one body poll, this thread's `CHILD_STOCK` while it
-/// lasts; given back (and the enclosing body's restored: bodies nest) when
-/// dropped, also on unwind.
-struct PollStock<E> {
-    scope: NonNull<Inner<E>>,
-    outer: ChildStock,
-}
-
-impl<E> PollStock<E> {
-    /// Opens the stock of a poll of the body of `inner`'s scope.
-    fn open(inner: &Arc<Inner<E>>) -> PollStock<E> {
-        let scope = NonNull::new(Arc::as_ptr(inner).cast_mut()).expect("an Arc is never at null");
-        let mine = ChildStock::empty(scope.as_ptr().cast_const().cast());
-        PollStock {
-            scope,
-            outer: CHILD_STOCK.with(|c| c.replace(mine)),
-        }
-    }
-
-    /// Children's units this thread holds ahead for `inner`'s body.
-    fn held(inner: &Arc<Inner<E>>) -> usize {
-        let stock = CHILD_STOCK.with(|c| c.get());
-        if stock.scope == Arc::as_ptr(inner).cast() {
-            stock.left
-        } else {
-            0
-        }
-    }
-
-    /// A child's guard from the stock, when this thread is polling the
-    /// body of `inner`'s scope; refills it as needed, taking twice as
-    /// many units each time (up to `MAX_REFILL` children's), so a poll
-    /// that spawns once takes exactly one child's units.
-    fn take_child(inner: &Arc<Inner<E>>) -> Option<Guard<E>> {
-        let mut stock = CHILD_STOCK.with(|c| c.get());
-        if stock.scope != Arc::as_ptr(inner).cast() {
-            return None;
-        }
-        if stock.left == 0 {
-            // The body's unit is held: `live` is not at 0, and no
-            // strong count moves.
-            inner.live.fetch_add(stock.refill * CHILD, AcqRel);
-            stock.left = stock.refill;
-            stock.refill = (stock.refill * 2).min(MAX_REFILL);
-        }
-        stock.left -= 1;
-        CHILD_STOCK.with(|c| c.set(stock));
-        Some(Guard {
-            scope: NonNull::new(Arc::as_ptr(inner).cast_mut()).expect("an Arc is never at null"),
-            units: CHILD,
-        })
-    }
-}
-
-impl<E> Drop for PollStock<E> {
-    fn drop(&mut self) {
-        let left = CHILD_STOCK.with(|c| c.replace(self.outer)).left;
-        if left > 0 {
-            // SAFETY: the scope's future, which owns an `Arc` of this state,
-            // is being polled while this stock exists.
-            let inner = unsafe { self.scope.as_ref() };
-            // Never the last units: the body's are still held.
-            inner.live.fetch_sub(left * CHILD, AcqRel);
         }
     }
 }
@@ -617,98 +515,5 @@ impl<Fut: Future, E> Drop for ScopeFuture<Fut, E> {
             self.inner.closed.store(true, Release);
             self.inner.cancel_all();
         }
-    }
-}
-
-#[cfg(all(test, loom))]
-mod loom_model {
-    use super::*;
-    use crate::loom_models::TestSched;
-
-    /// A child lists itself at its first suspension while another thread
-    /// cancels the scope: whichever comes first, the child is cancelled
-    /// (without the re-check after listing, a cancel that took the list
-    /// just before would leave it waiting for ever).
-    #[test]
-    fn a_child_listing_itself_races_a_cancel() {
-        loom::model(|| {
-            let inner = Arc::new(Inner::<Infallible>::new());
-            let sched = TestSched::default();
-            let (first_poll, handle) = sched.spawn(Child::new(
-                std::future::pending::<()>(),
-                Guard::new(&inner, CHILD),
-            ));
-            let canceller = {
-                let inner = inner.clone();
-                loom::thread::spawn(move || inner.cancel_all())
-            };
-            first_poll.run();
-            canceller.join().unwrap();
-            while let Some(task) = sched.pop() {
-                task.run();
-            }
-            assert!(handle.is_finished(), "the child was cancelled");
-            assert_eq!(inner.live.load(Acquire), 0);
-        });
-    }
-
-    /// A spawn through an escaped `Scope` races the scope's return: while
-    /// the spawn holds a child's units the scope cannot close, and once it
-    /// closed the spawn is refused, `live` left at `CLOSED`.
-    #[test]
-    fn an_escaped_spawn_racing_the_scopes_return() {
-        loom::model(|| {
-            let inner = Arc::new(Inner::<Infallible>::new());
-            let held = Arc::new(AtomicBool::new(false));
-            let spawner = {
-                let (inner, held) = (inner.clone(), held.clone());
-                loom::thread::spawn(move || {
-                    let guard = Guard::try_new(&inner, CHILD)?;
-                    held.store(true, SeqCst);
-                    loom::thread::yield_now();
-                    held.store(false, SeqCst);
-                    drop(guard);
-                    Some(())
-                })
-            };
-            let closed = inner.close();
-            if closed {
-                assert!(!held.load(SeqCst), "closed while a child's units were out");
-            }
-            let spawned = spawner.join().unwrap().is_some();
-            assert!(
-                closed || spawned,
-                "the close fails only while a spawn holds units"
-            );
-            if closed {
-                assert_eq!(inner.live.load(SeqCst), CLOSED);
-            }
-        });
-    }
-
-    /// A body's poll takes units ahead for two children and gives the one
-    /// left back; one child ends on another thread while the other ends
-    /// and the body finishes here. Whichever guard comes last, `live` ends
-    /// at 0 and the holders' strong count is given back exactly once.
-    #[test]
-    fn units_taken_ahead_by_a_body_and_children_ending_elsewhere() {
-        loom::model(|| {
-            let inner = Arc::new(Inner::<Infallible>::new());
-            let body = Guard::new(&inner, BODY);
-            let (first, second) = {
-                let _stock = PollStock::open(&inner);
-                let first = PollStock::take_child(&inner).expect("polling the body");
-                let second = PollStock::take_child(&inner).expect("polling the body");
-                assert_eq!(PollStock::held(&inner), 1, "refills of 1, then 2");
-                (first, second)
-            };
-            assert_eq!(inner.live.load(Relaxed), BODY + 2 * CHILD);
-            let elsewhere = loom::thread::spawn(move || drop(first));
-            drop(second);
-            drop(body);
-            elsewhere.join().unwrap();
-            assert_eq!(inner.live.load(Acquire), 0);
-            assert_eq!(Arc::strong_count(&inner), 1);
-        });
     }
 }
