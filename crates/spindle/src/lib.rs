@@ -18,7 +18,7 @@
 //!   thread (`sched/current_thread.rs`). Task memory comes from a slab that
 //!   keeps what it took for later tasks: a process that once held a
 //!   million small tasks at once keeps ~72 MB for them, never returned to
-//!   the system allocator (`task/slab.rs`).
+//!   the system allocator (`task/slab/mod.rs`).
 //! - [`JoinHandle`]: await the output as `Result<T, JoinError>`; panics are
 //!   caught there. Dropping a handle **detaches** the task.
 //! - [`scope`]: structured concurrency; [`join_all`], [`race`], [`when_n`];

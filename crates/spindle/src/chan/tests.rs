@@ -1,3 +1,7 @@
+//! Unit tests of the bounded, unbounded and rendezvous channels that need
+//! their internals: what a probing `select!` registers, woken receives set
+//! aside, a rendezvous send to a parked receiver.
+
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
