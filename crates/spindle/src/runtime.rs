@@ -294,52 +294,7 @@ impl Builder {
                 workers: 1,
                 shut_down: false,
             },
-            Flavor::MultiThread => {
-                let workers = self.resolved_workers()?;
-                let config = multi_thread::Config {
-                    thread_name: self.thread_name.clone(),
-                    stack_size: self.stack_size,
-                    handoff_after: self.handoff_after,
-                    yield_before_park: self.yield_before_park,
-                    slow_poll: match self.slow_poll {
-                        Some(t) => Some(t),
-                        None => slow_poll_from_env()?,
-                    },
-                    stall_after: self.stall_after,
-                    on_stall: self.on_stall.clone(),
-                    track_spawns: match self.track_spawns {
-                        Some(on) => on,
-                        None => track_spawns_from_env()?,
-                    },
-                    coop_budget: self.coop_budget,
-                };
-                let (shared, cores) = multi_thread::build(workers, config, pool.clone())
-                    .map_err(BuildError::Driver)?;
-                let rt = Runtime {
-                    handle: Handle {
-                        inner: HandleInner::Multi(multi_thread::external_spawner(&shared)),
-                    },
-                    workers,
-                    shut_down: false,
-                };
-                // On an error `rt` drops: the threads started so far stop.
-                for (index, core) in cores.into_iter().enumerate() {
-                    multi_thread::Shared::start_worker(&shared, index, Box::new(core))
-                        .map_err(BuildError::Spawn)?;
-                }
-                // Not under miri: a thread waking every millisecond of real
-                // time would swamp its interpreter (the monitor is timing,
-                // not memory safety; its protocol has a loom model).
-                #[cfg(not(miri))]
-                let monitor = shared.clone();
-                #[cfg(not(miri))]
-                shared
-                    .start_thread(&format!("{}-monitor", self.thread_name), move || {
-                        sched::monitor::run(monitor)
-                    })
-                    .map_err(BuildError::Spawn)?;
-                rt
-            }
+            Flavor::MultiThread => self.build_multi_thread(&pool)?,
         };
         pool.set_handle(rt.handle.clone());
         #[cfg(not(any(loom, miri)))]
@@ -347,6 +302,60 @@ impl Builder {
             diagnostics::dump_on_sigquit(&rt.handle).map_err(BuildError::Spawn)?;
         }
         Ok(rt)
+    }
+
+    /// The multi-thread runtime: its workers and its monitor started.
+    fn build_multi_thread(&self, pool: &crate::loom::Arc<Pool>) -> Result<Runtime, BuildError> {
+        let workers = self.resolved_workers()?;
+        let (shared, cores) =
+            multi_thread::build(workers, self.multi_thread_config()?, pool.clone())
+                .map_err(BuildError::Driver)?;
+        let rt = Runtime {
+            handle: Handle {
+                inner: HandleInner::Multi(multi_thread::external_spawner(&shared)),
+            },
+            workers,
+            shut_down: false,
+        };
+        // On an error `rt` drops: the threads started so far stop.
+        for (index, core) in cores.into_iter().enumerate() {
+            multi_thread::Shared::start_worker(&shared, index, Box::new(core))
+                .map_err(BuildError::Spawn)?;
+        }
+        // Not under miri: a thread waking every millisecond of real
+        // time would swamp its interpreter (the monitor is timing,
+        // not memory safety; its protocol has a loom model).
+        #[cfg(not(miri))]
+        let monitor = shared.clone();
+        #[cfg(not(miri))]
+        shared
+            .start_thread(&format!("{}-monitor", self.thread_name), move || {
+                sched::monitor::run(monitor)
+            })
+            .map_err(BuildError::Spawn)?;
+        Ok(rt)
+    }
+
+    /// The multi-thread scheduler's settings, environment variables read
+    /// where the builder left a setting unset.
+    fn multi_thread_config(&self) -> Result<multi_thread::Config, BuildError> {
+        Ok(multi_thread::Config {
+            thread_name: self.thread_name.clone(),
+            stack_size: self.stack_size,
+            handoff_after: self.handoff_after,
+            yield_before_park: self.yield_before_park,
+            slow_poll: match self.slow_poll {
+                Some(t) => Some(t),
+                None => slow_poll_from_env()?,
+            },
+            stall_after: self.stall_after,
+            on_stall: self.on_stall.clone(),
+            track_spawns: match self.track_spawns {
+                Some(on) => on,
+                None => track_spawns_from_env()?,
+            },
+            coop_budget: self.coop_budget,
+        })
     }
 }
 
@@ -458,54 +467,7 @@ impl Runtime {
         // No deadline: none given, or one past what `Instant` holds.
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         match &self.handle.inner {
-            HandleInner::Multi(spawner) => {
-                let shared = spawner.shared().clone();
-                shared.begin_shutdown();
-                // Workers, their replacements and the monitor; a hand-off in
-                // flight may add one more thread, hence the loop.
-                let mut left = Vec::new();
-                loop {
-                    let threads = shared.take_threads();
-                    if threads.is_empty() {
-                        break;
-                    }
-                    left.extend(
-                        threads
-                            .into_iter()
-                            .filter_map(|t| crate::sched::blocking::join_until(t, deadline)),
-                    );
-                }
-                if left.is_empty() {
-                    // Tasks go before the blocking jobs are waited for: a
-                    // job may wait on a task (a `recv_blocking` on a channel
-                    // an idle task holds the sender of), which only its
-                    // cancellation ends. No job polls a task here (a
-                    // multi-thread `block_on` runs its own future only).
-                    shared.cancel_all();
-                    return shared.blocking.shut_down(deadline);
-                }
-                // A worker is stuck in a poll: not every thread stopped,
-                // whatever the pool's threads do.
-                shared.blocking.shut_down(deadline);
-                // Cancelling the tasks left while it may still poll one
-                // would race it (a task going idle for the first time hands
-                // its poller's reference to the registry, which closing
-                // would drop); the tasks are cancelled once every thread
-                // has stopped, by a reaper.
-                let reaper = std::thread::Builder::new()
-                    .name("spindle-reaper".into())
-                    .spawn(move || {
-                        let mut threads = left;
-                        while !threads.is_empty() {
-                            threads.into_iter().for_each(|t| drop(t.join()));
-                            threads = shared.take_threads();
-                        }
-                        shared.cancel_all();
-                    });
-                // No thread for it: the tasks left are leaked, not raced.
-                drop(reaper);
-                false
-            }
+            HandleInner::Multi(spawner) => Self::shutdown_multi_thread(spawner, deadline),
             HandleInner::Current(shared) => {
                 // Blocking jobs first here: one may be inside the runtime's
                 // `block_on` (`Handle::block_on` from a job drives the core
@@ -518,6 +480,58 @@ impl Runtime {
                 stopped
             }
         }
+    }
+
+    /// The multi-thread flavour's shutdown: its threads joined by
+    /// `deadline`, then its tasks cancelled (by a reaper thread once a
+    /// worker stuck in a poll stops); `true` if every thread stopped.
+    fn shutdown_multi_thread(spawner: &multi_thread::Spawner, deadline: Option<Instant>) -> bool {
+        let shared = spawner.shared().clone();
+        shared.begin_shutdown();
+        // Workers, their replacements and the monitor; a hand-off in
+        // flight may add one more thread, hence the loop.
+        let mut left = Vec::new();
+        loop {
+            let threads = shared.take_threads();
+            if threads.is_empty() {
+                break;
+            }
+            left.extend(
+                threads
+                    .into_iter()
+                    .filter_map(|t| crate::sched::blocking::join_until(t, deadline)),
+            );
+        }
+        if left.is_empty() {
+            // Tasks go before the blocking jobs are waited for: a
+            // job may wait on a task (a `recv_blocking` on a channel
+            // an idle task holds the sender of), which only its
+            // cancellation ends. No job polls a task here (a
+            // multi-thread `block_on` runs its own future only).
+            shared.cancel_all();
+            return shared.blocking.shut_down(deadline);
+        }
+        // A worker is stuck in a poll: not every thread stopped,
+        // whatever the pool's threads do.
+        shared.blocking.shut_down(deadline);
+        // Cancelling the tasks left while it may still poll one
+        // would race it (a task going idle for the first time hands
+        // its poller's reference to the registry, which closing
+        // would drop); the tasks are cancelled once every thread
+        // has stopped, by a reaper.
+        let reaper = std::thread::Builder::new()
+            .name("spindle-reaper".into())
+            .spawn(move || {
+                let mut threads = left;
+                while !threads.is_empty() {
+                    threads.into_iter().for_each(|t| drop(t.join()));
+                    threads = shared.take_threads();
+                }
+                shared.cancel_all();
+            });
+        // No thread for it: the tasks left are leaked, not raced.
+        drop(reaper);
+        false
     }
 }
 
