@@ -13,7 +13,7 @@
 //! item's tokens are kept as they are, except that `async` is removed from
 //! the signature and the body is wrapped in `block_on(async move { .. })`.
 
-use proc_macro::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
+use proc_macro::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
 
 /// Runs `async fn main` on a spindle runtime.
 ///
@@ -36,12 +36,52 @@ struct Config {
     current_thread: bool,
 }
 
+/// One `key = value` argument of the attribute.
+struct Arg {
+    key: Ident,
+    value: Literal,
+}
+
 fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)> {
     let mut workers: Option<String> = None;
     // Some(true): "current_thread", as said; None: the default (current-
     // thread for tests, multi-thread for main).
     let mut flavor: Option<bool> = None;
+    for Arg { key, value } in split_args(args)? {
+        let twice = || Err((key.span(), format!("`{key}` is given twice")));
+        match key.to_string().as_str() {
+            "workers" if workers.is_some() => return twice(),
+            "workers" => workers = Some(parse_workers(&value)?),
+            "flavor" if flavor.is_some() => return twice(),
+            "flavor" => flavor = Some(parse_flavor(&value)?),
+            other => {
+                return Err((
+                    key.span(),
+                    format!("unknown argument `{other}`: use `workers` or `flavor`"),
+                ))
+            }
+        }
+    }
+    // `workers` alone means multi-thread for main; a test (current-thread
+    // by default) must say so. A current-thread flavor never takes
+    // `workers`, in whichever order the two are written.
+    let current_thread = flavor.unwrap_or(is_test);
+    if current_thread && workers.is_some() {
+        return Err((
+            Span::call_site(),
+            "`workers` needs flavor = \"multi_thread\"".into(),
+        ));
+    }
+    Ok(Config {
+        workers,
+        current_thread,
+    })
+}
+
+/// The attribute's `key = literal` pairs, separated by commas.
+fn split_args(args: TokenStream) -> Result<Vec<Arg>, (Span, String)> {
     let tokens: Vec<TokenTree> = args.into_iter().collect();
+    let mut out = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
         let key = match &tokens[i] {
@@ -61,47 +101,7 @@ fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)
             Some(TokenTree::Literal(l)) => l.clone(),
             _ => return Err((key.span(), format!("expected a value after `{key} =`"))),
         };
-        let twice = || Err((key.span(), format!("`{key}` is given twice")));
-        match key.to_string().as_str() {
-            "workers" => {
-                if workers.is_some() {
-                    return twice();
-                }
-                let v = value.to_string();
-                match v.parse::<usize>() {
-                    Ok(n) if n > 0 => workers = Some(v),
-                    _ => {
-                        return Err((
-                            value.span(),
-                            format!("`workers` must be a positive integer, got {v}"),
-                        ))
-                    }
-                }
-            }
-            "flavor" => {
-                if flavor.is_some() {
-                    return twice();
-                }
-                flavor = Some(match value.to_string().as_str() {
-                    "\"multi_thread\"" => false,
-                    "\"current_thread\"" => true,
-                    other => {
-                        return Err((
-                            value.span(),
-                            format!(
-                                "unknown flavor {other}: use \"multi_thread\" or \"current_thread\""
-                            ),
-                        ))
-                    }
-                })
-            }
-            other => {
-                return Err((
-                    key.span(),
-                    format!("unknown argument `{other}`: use `workers` or `flavor`"),
-                ))
-            }
-        }
+        out.push(Arg { key, value });
         i += 3;
         match tokens.get(i) {
             None => {}
@@ -109,20 +109,31 @@ fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)
             Some(other) => return Err((other.span(), "expected `,` between arguments".into())),
         }
     }
-    // `workers` alone means multi-thread for main; a test (current-thread
-    // by default) must say so. A current-thread flavor never takes
-    // `workers`, in whichever order the two are written.
-    let current_thread = flavor.unwrap_or(is_test);
-    if current_thread && workers.is_some() {
-        return Err((
-            Span::call_site(),
-            "`workers` needs flavor = \"multi_thread\"".into(),
-        ));
+    Ok(out)
+}
+
+/// `workers = N`: a positive integer, kept as written.
+fn parse_workers(value: &Literal) -> Result<String, (Span, String)> {
+    let v = value.to_string();
+    match v.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(v),
+        _ => Err((
+            value.span(),
+            format!("`workers` must be a positive integer, got {v}"),
+        )),
     }
-    Ok(Config {
-        workers,
-        current_thread,
-    })
+}
+
+/// `flavor = "..."`: whether it is the current-thread one.
+fn parse_flavor(value: &Literal) -> Result<bool, (Span, String)> {
+    match value.to_string().as_str() {
+        "\"multi_thread\"" => Ok(false),
+        "\"current_thread\"" => Ok(true),
+        other => Err((
+            value.span(),
+            format!("unknown flavor {other}: use \"multi_thread\" or \"current_thread\""),
+        )),
+    }
 }
 
 fn expand(args: TokenStream, item: TokenStream, is_test: bool) -> TokenStream {
