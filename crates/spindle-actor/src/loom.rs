@@ -1,5 +1,6 @@
 //! The one place that picks `std` or `loom` primitives (the pattern of
-//! `spindle/src/loom.rs`).
+//! `spindle/src/loom.rs`, kept as a copy: spindle's facade is private to
+//! it, and publishing it would make `loom` shims part of spindle's API).
 //!
 //! The ring (`ring/`) and its wake-up slots (`waker_slot.rs`) take every
 //! atomic, cell and mutex from here, so the loom models

@@ -4,6 +4,12 @@
 //! One [`Producer`] and one [`Consumer`] (neither is `Clone`: the ring's speed
 //! comes from each index having a single writer, so no CAS is needed).
 //!
+//! `spindle-actor` keeps its own ring (`crates/spindle-actor/src/ring/`) on
+//! this same head/tail protocol, because its channels wait for batches of
+//! slots rather than one, read and write across the wrap point in two runs,
+//! and count messages for telemetry, which this public channel does not
+//! offer.
+//!
 //! # Invariants
 //! - `tail` is written only by the producer, `head` only by the consumer;
 //!   both are `u64` counters that only grow; `head <= tail <= head + cap`.
