@@ -21,10 +21,14 @@
 mod loom_support;
 mod mutex;
 mod notify;
+mod rwlock;
 mod semaphore;
 
 pub use mutex::{Mutex, MutexGuard, OwnedMutexGuard, TryLockError};
 pub use notify::{Notified, Notify};
+pub use rwlock::{
+    OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
+};
 pub use semaphore::{
     AcquireError, OwnedSemaphorePermit, Semaphore, SemaphorePermit, TryAcquireError,
 };

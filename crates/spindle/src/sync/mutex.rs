@@ -38,7 +38,7 @@ unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
 
 /// `try_lock` found the mutex locked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TryLockError(());
+pub struct TryLockError(pub(super) ());
 
 impl fmt::Display for TryLockError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -1,0 +1,208 @@
+//! `spindle::sync`'s `RwLock` (shared reads, writer preference: a reader
+//! behind a queued writer waits for it, cancel safety, downgrade, the
+//! blocking calls), each with a multi-thread stress of exact results.
+//!
+//! Most cases poll the futures by hand with a waker that counts its wakes,
+//! so that each step (who was woken, who holds what) is checked exactly.
+
+mod common;
+
+use spindle::sync::RwLock;
+use std::future::Future;
+use std::pin::{pin, Pin};
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+
+/// A waker that counts its wakes.
+#[derive(Default)]
+struct Count(AtomicUsize);
+
+impl Wake for Count {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, SeqCst);
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
+/// A counting waker and the handle to read its count.
+fn counting() -> (Waker, Arc<Count>) {
+    let c = Arc::new(Count::default());
+    (Waker::from(c.clone()), c)
+}
+
+fn wakes(c: &Count) -> usize {
+    c.0.load(SeqCst)
+}
+
+/// Polls once with `waker`.
+fn poll_with<F: Future>(f: Pin<&mut F>, waker: &Waker) -> Poll<F::Output> {
+    f.poll(&mut Context::from_waker(waker))
+}
+
+#[test]
+fn rwlock_readers_share_and_a_writer_excludes() {
+    let mut lock = RwLock::new(5);
+    *lock.get_mut() += 1;
+    {
+        let a = lock.try_read().unwrap();
+        let b = lock.try_read().unwrap();
+        assert_eq!(*a + *b, 12);
+        assert!(lock.try_write().is_err());
+        assert_eq!(format!("{lock:?}"), "RwLock { data: 6 }");
+    }
+    {
+        let mut w = lock.try_write().unwrap();
+        *w += 1;
+        assert!(lock.try_read().is_err());
+        assert_eq!(format!("{lock:?}"), "RwLock { data: <locked> }");
+    }
+    let lock = Arc::new(lock);
+    let mut w = lock.clone().try_write_owned().unwrap();
+    *w += 1;
+    assert!(Arc::ptr_eq(w.rwlock(), &lock));
+    let r = w.downgrade(); // shared now: other readers may enter
+    assert_eq!(*lock.try_read().unwrap(), 8);
+    assert!(lock.try_write().is_err());
+    drop(r);
+    let r = lock.clone().try_read_owned().unwrap();
+    drop(r);
+    let lock = Arc::try_unwrap(lock).unwrap();
+    assert_eq!(lock.into_inner(), 8);
+}
+
+#[test]
+fn a_reader_behind_a_queued_writer_waits_for_it() {
+    let lock = RwLock::new(0);
+    let reading = lock.try_read().unwrap();
+    let (ww, cw) = counting();
+    let (wr, cr) = counting();
+    let mut write = pin!(lock.write());
+    assert!(poll_with(write.as_mut(), &ww).is_pending());
+    // A later reader neither barges in by `try_read` nor by `read`.
+    assert!(lock.try_read().is_err());
+    let mut late_read = pin!(lock.read());
+    assert!(poll_with(late_read.as_mut(), &wr).is_pending());
+    drop(reading);
+    assert_eq!((wakes(&cw), wakes(&cr)), (1, 0));
+    let Poll::Ready(mut w) = poll_with(write.as_mut(), &ww) else {
+        panic!("the queued writer was not served");
+    };
+    *w = 1;
+    assert!(poll_with(late_read.as_mut(), &wr).is_pending());
+    // Downgrading lets the reader queued behind the writer in.
+    let r = w.downgrade();
+    assert_eq!(wakes(&cr), 1);
+    let Poll::Ready(late) = poll_with(late_read.as_mut(), &wr) else {
+        panic!("the reader behind the writer was not served");
+    };
+    assert_eq!((*r, *late), (1, 1));
+}
+
+#[test]
+fn a_cancelled_write_lets_the_readers_behind_it_in() {
+    let lock = RwLock::new(0);
+    let reading = lock.try_read().unwrap();
+    let (ww, _cw) = counting();
+    let (wr, cr) = counting();
+    let mut write = Box::pin(lock.write());
+    assert!(poll_with(write.as_mut(), &ww).is_pending());
+    let mut late_read = pin!(lock.read());
+    assert!(poll_with(late_read.as_mut(), &wr).is_pending());
+    drop(write); // holds all permits but one: they go on to the reader
+    assert_eq!(wakes(&cr), 1);
+    let Poll::Ready(late) = poll_with(late_read.as_mut(), &wr) else {
+        panic!("the reader behind a cancelled writer was not served");
+    };
+    drop(reading);
+    // A write that was handed the lock and dropped unpolled passes it on.
+    let mut write = Box::pin(lock.write());
+    assert!(poll_with(write.as_mut(), &ww).is_pending());
+    let mut read = pin!(lock.read());
+    assert!(poll_with(read.as_mut(), &wr).is_pending());
+    drop(late);
+    drop(write);
+    assert!(poll_with(read.as_mut(), &wr).is_ready());
+}
+
+#[test]
+fn rwlock_with_max_readers_caps_the_readers() {
+    let lock = RwLock::with_max_readers((), 2);
+    let a = lock.try_read().unwrap();
+    let _b = lock.try_read().unwrap();
+    assert!(lock.try_read().is_err());
+    drop(a);
+    assert!(lock.try_read().is_ok());
+}
+
+#[test]
+fn rwlock_blocking_from_plain_threads() {
+    let lock = Arc::new(RwLock::new(0u64));
+    let threads: Vec<_> = (0..4)
+        .map(|i| {
+            let lock = lock.clone();
+            std::thread::spawn(move || {
+                for _ in 0..common::scaled(1000) {
+                    if i % 2 == 0 {
+                        *lock.blocking_write() += 1;
+                    } else {
+                        assert!(*lock.blocking_read() <= 2 * common::scaled(1000) as u64);
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(*lock.blocking_read(), 2 * common::scaled(1000) as u64);
+}
+
+#[test]
+#[should_panic(expected = "RwLock::blocking_write called on a spindle runtime thread")]
+fn rwlock_blocking_write_on_a_runtime_thread_panics() {
+    let rt = spindle::Builder::new_current_thread().build().unwrap();
+    let lock = RwLock::new(0);
+    rt.block_on(async {
+        drop(lock.blocking_write());
+    });
+}
+
+rt_test! {
+    fn rwlock_counter_under_contention() {
+        let tasks = 16;
+        let rounds = common::scaled(1000);
+        let lock = Arc::new(RwLock::new((0usize, 0usize)));
+        let handles: Vec<_> = (0..tasks)
+            .map(|i| {
+                let lock = lock.clone();
+                spindle::spawn(async move {
+                    for r in 0..rounds {
+                        if (i + r) % 4 == 0 {
+                            let mut g = lock.write().await;
+                            let v = g.0;
+                            spindle::yield_now().await; // held across a yield
+                            *g = (v + 1, v + 1);
+                        } else if r % 2 == 0 {
+                            let g = lock.read().await;
+                            spindle::yield_now().await;
+                            assert_eq!(g.0, g.1, "a reader saw a half-done write");
+                        } else {
+                            let g = lock.clone().read_owned().await;
+                            assert_eq!(g.0, g.1);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.await.unwrap();
+        }
+        let writes = (0..tasks)
+            .map(|i| (0..rounds).filter(|r| (i + r) % 4 == 0).count())
+            .sum::<usize>();
+        assert_eq!(*lock.read().await, (writes, writes));
+    }
+}
