@@ -1,13 +1,14 @@
 //! `spindle::sync`'s `RwLock` (shared reads, writer preference: a reader
 //! behind a queued writer waits for it, cancel safety, downgrade, the
-//! blocking calls), each with a multi-thread stress of exact results.
+//! blocking calls) and `Barrier` (a leader per round, reuse, `new(0)`),
+//! each with a multi-thread stress of exact results.
 //!
 //! Most cases poll the futures by hand with a waker that counts its wakes,
 //! so that each step (who was woken, who holds what) is checked exactly.
 
 mod common;
 
-use spindle::sync::RwLock;
+use spindle::sync::{Barrier, RwLock};
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -204,5 +205,69 @@ rt_test! {
             .map(|i| (0..rounds).filter(|r| (i + r) % 4 == 0).count())
             .sum::<usize>();
         assert_eq!(*lock.read().await, (writes, writes));
+    }
+}
+
+#[test]
+fn barrier_has_one_leader_per_round_and_is_reused() {
+    let barrier = Barrier::new(2);
+    let (w, c) = counting();
+    for _ in 0..3 {
+        let mut first = pin!(barrier.wait());
+        assert!(poll_with(first.as_mut(), &w).is_pending());
+        let Poll::Ready(second) = poll_with(pin!(barrier.wait()), &w) else {
+            panic!("the last arrival waited");
+        };
+        assert!(second.is_leader());
+        let Poll::Ready(first) = poll_with(first.as_mut(), &w) else {
+            panic!("the round ended without its first arrival");
+        };
+        assert!(!first.is_leader());
+    }
+    assert_eq!(wakes(&c), 3);
+}
+
+#[test]
+fn barrier_of_zero_acts_as_one() {
+    let barrier = Barrier::new(0);
+    let (w, _c) = counting();
+    for _ in 0..2 {
+        let Poll::Ready(r) = poll_with(pin!(barrier.wait()), &w) else {
+            panic!("Barrier::new(0).wait() waited");
+        };
+        assert!(r.is_leader());
+    }
+}
+
+rt_test! {
+    fn barrier_rounds_across_tasks() {
+        let tasks = 8;
+        let rounds = common::scaled(200);
+        let barrier = Arc::new(Barrier::new(tasks));
+        let arrived = Arc::new(AtomicUsize::new(0));
+        let leaders = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = (0..tasks)
+            .map(|_| {
+                let (barrier, arrived, leaders) =
+                    (barrier.clone(), arrived.clone(), leaders.clone());
+                spindle::spawn(async move {
+                    for r in 0..rounds {
+                        arrived.fetch_add(1, SeqCst);
+                        let res = barrier.wait().await;
+                        // Everyone of this round has arrived, and no one
+                        // can pass the next round's barrier before us.
+                        let seen = arrived.load(SeqCst);
+                        assert!(seen >= (r + 1) * tasks && seen < (r + 2) * tasks);
+                        if res.is_leader() {
+                            leaders.fetch_add(1, SeqCst);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.await.unwrap();
+        }
+        assert_eq!(leaders.load(SeqCst), rounds);
     }
 }

@@ -17,6 +17,7 @@
 //! real code) and wakes after releasing it. A waiter dropped after it was
 //! handed a permit or a notification passes it on to the next waiter.
 
+mod barrier;
 #[cfg(all(test, loom))]
 mod loom_support;
 mod mutex;
@@ -24,6 +25,7 @@ mod notify;
 mod rwlock;
 mod semaphore;
 
+pub use barrier::{Barrier, BarrierWaitResult};
 pub use mutex::{Mutex, MutexGuard, OwnedMutexGuard, TryLockError};
 pub use notify::{Notified, Notify};
 pub use rwlock::{
