@@ -1,14 +1,15 @@
 //! `spindle::sync`'s `RwLock` (shared reads, writer preference: a reader
 //! behind a queued writer waits for it, cancel safety, downgrade, the
-//! blocking calls) and `Barrier` (a leader per round, reuse, `new(0)`),
-//! each with a multi-thread stress of exact results.
+//! blocking calls), `Barrier` (a leader per round, reuse, `new(0)`) and
+//! `OnceCell` (one initializer at a time, a cancelled one handing over,
+//! `set`'s errors), each with a multi-thread stress of exact results.
 //!
 //! Most cases poll the futures by hand with a waker that counts its wakes,
 //! so that each step (who was woken, who holds what) is checked exactly.
 
 mod common;
 
-use spindle::sync::{Barrier, RwLock};
+use spindle::sync::{Barrier, OnceCell, RwLock, SetError};
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -269,5 +270,114 @@ rt_test! {
             h.await.unwrap();
         }
         assert_eq!(leaders.load(SeqCst), rounds);
+    }
+}
+
+#[test]
+fn once_cell_set_get_take() {
+    let mut cell = OnceCell::new();
+    assert!(!cell.initialized());
+    assert_eq!(cell.get(), None);
+    assert_eq!(cell.set(1), Ok(()));
+    assert!(cell.initialized());
+    assert_eq!(cell.get(), Some(&1));
+    let err = cell.set(2).unwrap_err();
+    assert!(err.is_already_init_err());
+    assert_eq!(err, SetError::AlreadyInitializedError(2));
+    *cell.get_mut().unwrap() += 1;
+    assert_eq!(cell.take(), Some(2));
+    assert_eq!(cell.get(), None);
+    assert_eq!(cell.set(3), Ok(()), "a taken cell can be set again");
+    assert_eq!(cell.clone().into_inner(), Some(3));
+    assert_eq!(OnceCell::<u8>::new().into_inner(), None);
+    assert_eq!(
+        format!("{:?}", OnceCell::from(4)),
+        "OnceCell { value: Some(4) }"
+    );
+}
+
+#[test]
+fn once_cell_drops_its_value_once() {
+    let drops = common::DropCounter::new();
+    let cell = OnceCell::new();
+    assert!(cell.set(drops.track()).is_ok());
+    drop(cell);
+    assert_eq!(drops.drops(), 1);
+    let cell = OnceCell::new_with(Some(drops.track()));
+    let value = cell.into_inner();
+    assert_eq!(drops.drops(), 1);
+    drop(value);
+    assert_eq!(drops.drops(), 2);
+}
+
+#[test]
+fn one_initializer_at_a_time_and_a_cancelled_one_hands_over() {
+    let cell = OnceCell::new();
+    let runs = AtomicUsize::new(0);
+    let (w1, _c1) = counting();
+    let (w2, c2) = counting();
+    let (w3, c3) = counting();
+    let init = |v: u32| {
+        let runs = &runs;
+        move || async move {
+            runs.fetch_add(1, SeqCst);
+            std::future::pending::<()>().await;
+            v
+        }
+    };
+    let mut first = Box::pin(cell.get_or_init(init(1)));
+    assert!(poll_with(first.as_mut(), &w1).is_pending());
+    let mut second = pin!(cell.get_or_init(|| async { 2 }));
+    assert!(poll_with(second.as_mut(), &w2).is_pending());
+    let mut third = pin!(cell.get_or_init(|| async { 3 }));
+    assert!(poll_with(third.as_mut(), &w3).is_pending());
+    assert_eq!(runs.load(SeqCst), 1, "two initializers ran at once");
+    assert!(cell.set(9).unwrap_err().is_initializing_err());
+    drop(first); // cancelled mid-initializer: the next waiter takes over
+    assert_eq!((wakes(&c2), wakes(&c3)), (1, 0));
+    assert_eq!(poll_with(second.as_mut(), &w2), Poll::Ready(&2));
+    assert_eq!(wakes(&c3), 1);
+    assert_eq!(poll_with(third.as_mut(), &w3), Poll::Ready(&2));
+}
+
+#[test]
+fn a_failed_try_init_leaves_the_cell_empty() {
+    let cell = OnceCell::<u32>::new();
+    let (w, _c) = counting();
+    let failed = poll_with(pin!(cell.get_or_try_init(|| async { Err("no") })), &w);
+    assert_eq!(failed, Poll::Ready(Err("no")));
+    assert!(!cell.initialized());
+    let ok = poll_with(
+        pin!(cell.get_or_try_init(|| async { Ok::<_, &str>(5) })),
+        &w,
+    );
+    assert_eq!(ok, Poll::Ready(Ok(&5)));
+}
+
+rt_test! {
+    fn once_cell_initialised_once_across_tasks() {
+        let cell = Arc::new(OnceCell::new());
+        let runs = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = (0..16)
+            .map(|i| {
+                let (cell, runs) = (cell.clone(), runs.clone());
+                spindle::spawn(async move {
+                    let v = cell
+                        .get_or_init(|| async move {
+                            runs.fetch_add(1, SeqCst);
+                            spindle::yield_now().await;
+                            i
+                        })
+                        .await;
+                    *v
+                })
+            })
+            .collect();
+        let mut seen = Vec::new();
+        for h in handles {
+            seen.push(h.await.unwrap());
+        }
+        assert_eq!(runs.load(SeqCst), 1);
+        assert!(seen.iter().all(|v| Some(v) == cell.get()));
     }
 }
