@@ -1,15 +1,17 @@
 //! `spindle::sync`'s `RwLock` (shared reads, writer preference: a reader
 //! behind a queued writer waits for it, cancel safety, downgrade, the
-//! blocking calls), `Barrier` (a leader per round, reuse, `new(0)`) and
+//! blocking calls), `Barrier` (a leader per round, reuse, `new(0)`),
 //! `OnceCell` (one initializer at a time, a cancelled one handing over,
-//! `set`'s errors), each with a multi-thread stress of exact results.
+//! `set`'s errors) and `WaitGroup` (every waiter woken at zero, the
+//! negative-counter panic), each with a multi-thread stress of exact
+//! results.
 //!
 //! Most cases poll the futures by hand with a waker that counts its wakes,
 //! so that each step (who was woken, who holds what) is checked exactly.
 
 mod common;
 
-use spindle::sync::{Barrier, OnceCell, RwLock, SetError};
+use spindle::sync::{Barrier, OnceCell, RwLock, SetError, WaitGroup};
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -379,5 +381,70 @@ rt_test! {
         }
         assert_eq!(runs.load(SeqCst), 1);
         assert!(seen.iter().all(|v| Some(v) == cell.get()));
+    }
+}
+
+#[test]
+fn wait_group_wakes_every_waiter_at_zero() {
+    let wg = WaitGroup::new();
+    let (w, c) = counting();
+    assert!(poll_with(pin!(wg.wait()), &w).is_ready(), "zero: at once");
+    wg.add(2);
+    assert_eq!(wg.count(), 2);
+    let mut a = pin!(wg.wait());
+    let mut b = pin!(wg.wait());
+    assert!(poll_with(a.as_mut(), &w).is_pending());
+    assert!(poll_with(b.as_mut(), &w).is_pending());
+    wg.done();
+    assert_eq!(wakes(&c), 0);
+    wg.done();
+    assert_eq!(wakes(&c), 2);
+    wg.add(1); // raised again before they look: they still return (as Go's)
+    assert!(poll_with(a.as_mut(), &w).is_ready());
+    assert!(poll_with(b.as_mut(), &w).is_ready());
+    assert!(poll_with(pin!(wg.wait()), &w).is_pending());
+    wg.done();
+    assert_eq!(format!("{wg:?}"), "WaitGroup { count: 0 }");
+}
+
+#[test]
+#[should_panic(expected = "negative WaitGroup counter")]
+fn wait_group_done_below_zero_panics() {
+    let wg = WaitGroup::new();
+    wg.add(1);
+    wg.done();
+    wg.done();
+}
+
+rt_test! {
+    fn wait_group_across_tasks() {
+        let tasks = 64;
+        let wg = Arc::new(WaitGroup::new());
+        let finished = Arc::new(AtomicUsize::new(0));
+        wg.add(tasks);
+        let waiters: Vec<_> = (0..4)
+            .map(|_| {
+                let (wg, finished) = (wg.clone(), finished.clone());
+                spindle::spawn(async move {
+                    wg.wait().await;
+                    assert_eq!(finished.load(SeqCst), tasks);
+                })
+            })
+            .collect();
+        let workers: Vec<_> = (0..tasks)
+            .map(|_| {
+                let (wg, finished) = (wg.clone(), finished.clone());
+                spindle::spawn(async move {
+                    spindle::yield_now().await;
+                    finished.fetch_add(1, SeqCst);
+                    wg.done();
+                })
+            })
+            .collect();
+        wg.wait().await;
+        assert_eq!(finished.load(SeqCst), tasks);
+        for h in waiters.into_iter().chain(workers) {
+            h.await.unwrap();
+        }
     }
 }

@@ -25,6 +25,7 @@ mod notify;
 mod once_cell;
 mod rwlock;
 mod semaphore;
+mod wait_group;
 
 pub use barrier::{Barrier, BarrierWaitResult};
 pub use mutex::{Mutex, MutexGuard, OwnedMutexGuard, TryLockError};
@@ -36,3 +37,4 @@ pub use rwlock::{
 pub use semaphore::{
     AcquireError, OwnedSemaphorePermit, Semaphore, SemaphorePermit, TryAcquireError,
 };
+pub use wait_group::WaitGroup;
