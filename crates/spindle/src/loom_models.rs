@@ -32,6 +32,10 @@
 //! - `sync/semaphore.rs`, `sync/notify.rs`: a release or `notify_one`
 //!   racing a cancelled waiter is passed on; two acquirers and one
 //!   releaser; `notify_waiters` racing a first poll.
+//! - `sync/wait_group.rs`: the last `done` racing a waiter that reads the
+//!   count is not missed.
+//! - `sync/barrier.rs`: two arrivals in either order, one leader.
+//! - `sync/once_cell.rs`: two racing initializers, one runs, both see it.
 //! - `tests/loom_chan.rs`: the channels, through their public API.
 //! - `spindle-actor/src/loom_models.rs`: the actor ring and its wake-up
 //!   slots.

@@ -9,8 +9,18 @@
 //! - [`Notify`]: `notified`, `notify_one` (stores one permit when nobody
 //!   waits), `notify_waiters`.
 //!
-//! Not yet: `RwLock`, `Barrier`, `OnceCell`, `watch`, and a Go-style
-//! `WaitGroup`.
+//! - [`RwLock`]: on a semaphore of `MAX_READS` permits (a reader takes
+//!   one, a writer all), so writer-preferring: a queued writer holds back
+//!   the readers behind it, and no writer starves. Owned guards,
+//!   `downgrade`, `blocking_read`/`blocking_write` for plain threads.
+//! - [`Barrier`]: `wait` until `n` tasks arrive, one leader per round,
+//!   reusable; on `Notify::notify_waiters`.
+//! - [`OnceCell`]: `get_or_init` async; one initializer at a time (a
+//!   one-permit semaphore), and a cancelled one hands over to the next.
+//! - [`WaitGroup`]: Go's `sync.WaitGroup` (`add`, `done`, `wait`), an
+//!   atomic count and `Notify::notify_waiters`.
+//!
+//! Not yet: `watch`.
 //!
 //! Every primitive here keeps its waiters and its count under one lock
 //! (`crate::loom::Mutex`, so that the loom models in each file explore the
