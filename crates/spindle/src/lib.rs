@@ -20,7 +20,8 @@
 //!   million small tasks at once keeps ~72 MB for them, never returned to
 //!   the system allocator (`task/slab/mod.rs`).
 //! - [`JoinHandle`]: await the output as `Result<T, JoinError>`; panics are
-//!   caught there. Dropping a handle **detaches** the task.
+//!   caught there. Dropping a handle **detaches** the task. [`JoinSet`]:
+//!   many tasks, joined in the order they finish.
 //! - [`scope`]: structured concurrency; [`join_all`], [`race`], [`when_n`];
 //!   [`CancellationToken`].
 
@@ -93,7 +94,7 @@ pub use spindle_macros::main;
 /// Runs an `async fn` test on a fresh spindle runtime (current-thread by
 /// default; `flavor = "multi_thread"` and `workers = N` as for `main`).
 pub use spindle_macros::test;
-pub use task::{AbortHandle, AbortOnDrop, Fork, JoinError, JoinHandle};
+pub use task::{AbortHandle, AbortOnDrop, Fork, JoinError, JoinHandle, JoinSet};
 pub use yield_now::{yield_now, YieldNow};
 
 /// Not API: what the exported macros expand to, and the loom models' hooks.

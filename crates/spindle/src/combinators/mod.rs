@@ -13,7 +13,9 @@
 //! - **Large groups** poll only the futures that were woken: each future
 //!   gets its own waker, which queues its index in a ready set, so waiting
 //!   on a million `JoinHandle`s costs O(1) per completion, not a scan of
-//!   the million.
+//!   the million. `task/join_set.rs` has its own version of this ready
+//!   set: a `JoinSet`'s entries come and go, where a group's are fixed and
+//!   their flags one array allocated up front.
 //!
 //! Within one parent poll each future is polled at most once. Completions
 //! are reported in the order they are seen: index order within a pass of a

@@ -1,7 +1,8 @@
 //! Tasks: one allocation each (`raw.rs`, its typed vtable entries in
 //! `harness.rs`, cut from a slab by `alloc.rs`), a state word deciding who
 //! owns what (`state.rs`), wakers that are references (`waker.rs`), join handles
-//! (`join.rs`), and the registry that lets shutdown find idle tasks
+//! (`join.rs`), sets of tasks joined in the order they finish
+//! (`join_set.rs`), and the registry that lets shutdown find idle tasks
 //! (`registry.rs`).
 
 mod alloc;
@@ -9,6 +10,7 @@ pub mod coop;
 mod error;
 mod harness;
 mod join;
+mod join_set;
 pub(crate) mod raw;
 pub(crate) mod registry;
 #[cfg(not(any(loom, spindle_malloc_cells)))]
@@ -23,6 +25,7 @@ pub(crate) use error::panic_message;
 pub use error::JoinError;
 pub(crate) use join::Inline;
 pub use join::{AbortHandle, AbortOnDrop, Fork, JoinHandle};
+pub use join_set::JoinSet;
 pub(crate) use raw::{Notified, RawTask, Schedule, Submit};
 
 /// Tasks for unit tests that are never run: their `Notified` is dropped
