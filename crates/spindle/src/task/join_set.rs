@@ -314,3 +314,65 @@ impl<T> fmt::Debug for JoinSet<T> {
         f.debug_struct("JoinSet").field("len", &self.len).finish()
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_model {
+    use super::*;
+    use crate::chan::blocking::block_on;
+    use loom::thread;
+
+    /// An entry with its flag clear, as after its last poll.
+    fn entry(notified: &Arc<Notified>) -> Arc<EntryWaker> {
+        Arc::new(EntryWaker {
+            notified: notified.clone(),
+            index: 0,
+            queued: AtomicBool::new(false),
+        })
+    }
+
+    /// An entry's wake races `join_next` registering its waker and taking
+    /// the queue: the index is taken in that poll, or the wake finds the
+    /// waker and the next poll takes it (a lost wake-up is a loom
+    /// deadlock).
+    #[test]
+    fn a_wake_racing_the_take_is_not_missed() {
+        loom::model(|| {
+            let notified = Arc::new(Notified::new());
+            let waker = Waker::from(entry(&notified));
+            let t = thread::spawn(move || waker.wake());
+            let mut due = VecDeque::new();
+            block_on(std::pin::pin!(std::future::poll_fn(|cx| {
+                notified.register(cx.waker());
+                notified.take_into(&mut due);
+                if due.is_empty() {
+                    Poll::Pending
+                } else {
+                    Poll::Ready(())
+                }
+            })));
+            assert_eq!(due, [0]);
+            t.join().unwrap();
+        });
+    }
+
+    /// Two wakes of one entry, from two threads, queue its index once.
+    #[test]
+    fn two_wakes_queue_the_index_once() {
+        loom::model(|| {
+            let notified = Arc::new(Notified::new());
+            let flag = entry(&notified);
+            let wakers: Vec<_> = (0..2)
+                .map(|_| {
+                    let waker = Waker::from(flag.clone());
+                    thread::spawn(move || waker.wake())
+                })
+                .collect();
+            for t in wakers {
+                t.join().unwrap();
+            }
+            let mut due = VecDeque::new();
+            notified.take_into(&mut due);
+            assert_eq!(due, [0]);
+        });
+    }
+}
