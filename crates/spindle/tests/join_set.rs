@@ -104,6 +104,28 @@ rt_test! {
 }
 
 rt_test! {
+    fn a_set_works_on_after_detach_all() {
+        let mut set = JoinSet::new();
+        for i in 0..50u64 {
+            set.spawn(async move {
+                spindle::yield_now().await;
+                i
+            });
+        }
+        set.detach_all();
+        for i in 0..50u64 {
+            set.spawn(async move { i });
+        }
+        assert_eq!(set.len(), 50);
+        let mut sum = 0;
+        while let Some(out) = set.join_next().await {
+            sum += out.unwrap();
+        }
+        assert_eq!(sum, (0..50u64).sum::<u64>());
+    }
+}
+
+rt_test! {
     fn a_panicking_task_gives_is_panic() {
         let mut set = JoinSet::new();
         set.spawn(async { panic!("boom") });

@@ -144,15 +144,13 @@ impl<T> JoinSet<T> {
     /// Empties the set without stopping its tasks: they run on, and their
     /// outputs are dropped.
     pub fn detach_all(&mut self) {
-        for entry in self.entries.iter().flatten() {
-            entry.flag.queued.store(true, Release);
+        // One by one, as `join_next` takes them: the slots whose index is
+        // still queued are freed when it is taken (module invariants).
+        for index in 0..self.entries.len() {
+            if self.entries[index].is_some() {
+                self.remove(index);
+            }
         }
-        // No entry's wake queues anything from here on.
-        lock(&self.notified.queue).clear();
-        self.due.clear();
-        self.entries.clear();
-        self.free.clear();
-        self.len = 0;
     }
 
     /// Waits for the next task to finish and gives its output: `None` when
