@@ -22,20 +22,25 @@ impl Drop for DropFlag {
 
 rt_test! {
     fn outputs_come_back_in_finish_order() {
+        // Each task finishes when the test releases it, in an order unlike
+        // the spawn order; no timing is involved.
         let mut set = JoinSet::new();
-        for (value, ms) in [(3u32, 80u64), (1, 0), (2, 40)] {
+        let mut release = Vec::new();
+        for value in [3u32, 1, 2] {
+            let (tx, rx) = spindle::chan::oneshot::<()>();
+            release.push((value, tx));
             set.spawn(async move {
-                spindle::time::sleep(Duration::from_millis(ms)).await;
+                rx.await.unwrap();
                 value
             });
         }
         assert_eq!(set.len(), 3);
-        let mut order = Vec::new();
-        while let Some(out) = set.join_next().await {
-            order.push(out.unwrap());
-            assert_eq!(set.len(), 3 - order.len());
+        release.sort_by_key(|&(value, _)| value);
+        for (n, (value, tx)) in release.into_iter().enumerate() {
+            tx.send(()).unwrap();
+            assert_eq!(set.join_next().await.unwrap().unwrap(), value);
+            assert_eq!(set.len(), 2 - n);
         }
-        assert_eq!(order, [1, 2, 3]);
         assert!(set.is_empty());
     }
 }
