@@ -6,8 +6,10 @@
 //! number up) and wakes the round's waiters with
 //! [`Notify::notify_waiters`]. A waiter makes its `Notified` while it holds
 //! the lock, before the round it joined can end, so the wake-up cannot
-//! pass it by; and `notify_waiters` is called only when a round ends, so
-//! one wake-up means its round is over.
+//! pass it by. A wake-up means that *a* round ended: the leader notifies
+//! after letting go of the lock, so a task that arrived for the next round
+//! meanwhile is woken too; each waiter returns only once the round number
+//! passed the one it joined, and waits again otherwise.
 //!
 //! Not cancel-safe (as Tokio's): an arrival counts from the first poll of
 //! `wait`, and a waiter dropped after that still counts for its round.
@@ -78,27 +80,29 @@ impl Barrier {
     /// Waits until `n` tasks have called `wait` in this round; the last of
     /// them returns at once, as leader, and wakes the others.
     pub async fn wait(&self) -> BarrierWaitResult {
-        let round_over = {
+        let (joined, mut round_over) = {
             let mut round = lock(&self.state);
             round.arrived += 1;
             if round.arrived == self.n {
                 round.arrived = 0;
                 round.number += 1;
-                None
-            } else {
-                // Made under the lock: the round cannot end before it.
-                Some(self.round_over.notified())
-            }
-        };
-        match round_over {
-            None => {
+                drop(round);
                 self.round_over.notify_waiters();
-                BarrierWaitResult(true)
+                return BarrierWaitResult(true);
             }
-            Some(notified) => {
-                notified.await;
-                BarrierWaitResult(false)
+            // Made under the lock: the round cannot end before it.
+            (round.number, self.round_over.notified())
+        };
+        loop {
+            round_over.await;
+            let round = lock(&self.state);
+            if round.number > joined {
+                return BarrierWaitResult(false);
             }
+            // Woken by the end of the round before ours (its leader
+            // notifies after letting go of the lock, when this task may
+            // already have arrived): wait again, again made under the lock.
+            round_over = self.round_over.notified();
         }
     }
 }
