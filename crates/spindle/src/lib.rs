@@ -35,6 +35,7 @@ mod cancel;
 pub mod chan;
 mod combinators;
 mod driver;
+mod join_set;
 // Sockets and signals need the OS reactor, which loom and miri cannot run.
 #[cfg(not(any(loom, miri)))]
 pub(crate) mod io;

@@ -34,7 +34,7 @@
 //!   releaser; `notify_waiters` racing a first poll.
 //! - `sync/wait_group.rs`: the last `done` racing a waiter that reads the
 //!   count is not missed.
-//! - `task/join_set.rs`: an entry's wake racing `join_next`'s take of the
+//! - `join_set.rs`: an entry's wake racing `join_next`'s take of the
 //!   notified queue is not missed; two wakes queue the index once.
 //! - `sync/barrier.rs`: two arrivals in either order, one leader.
 //! - `sync/once_cell.rs`: two racing initializers, one runs, both see it.

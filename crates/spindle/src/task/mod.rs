@@ -1,16 +1,16 @@
 //! Tasks: one allocation each (`raw.rs`, its typed vtable entries in
 //! `harness.rs`, cut from a slab by `alloc.rs`), a state word deciding who
-//! owns what (`state.rs`), wakers that are references (`waker.rs`), join handles
-//! (`join.rs`), sets of tasks joined in the order they finish
-//! (`join_set.rs`), and the registry that lets shutdown find idle tasks
-//! (`registry.rs`).
+//! owns what (`state.rs`), wakers that are references (`waker.rs`), join
+//! handles (`join.rs`), and the registry that lets shutdown find idle tasks
+//! (`registry.rs`). `task` reaches its scheduler only through the
+//! `Schedule` trait; `JoinSet`, which spawns, is re-exported here from the
+//! crate root (`join_set.rs`).
 
 mod alloc;
 pub mod coop;
 mod error;
 mod harness;
 mod join;
-mod join_set;
 pub(crate) mod raw;
 pub(crate) mod registry;
 #[cfg(not(any(loom, spindle_malloc_cells)))]
@@ -21,11 +21,13 @@ mod waker;
 pub use waker::wake_queued;
 pub(crate) use waker::{abort_handle_of, is_task_waker, notify_in_place, wake_all, InPlace};
 
+/// Where Tokio has it (`tokio::task::JoinSet`); it lives with the other
+/// user-level joins (`scope`, `join_all`), above the schedulers.
+pub use crate::join_set::JoinSet;
 pub(crate) use error::panic_message;
 pub use error::JoinError;
 pub(crate) use join::Inline;
 pub use join::{AbortHandle, AbortOnDrop, Fork, JoinHandle};
-pub use join_set::JoinSet;
 pub(crate) use raw::{Notified, RawTask, Schedule, Submit};
 
 /// Tasks for unit tests that are never run: their `Notified` is dropped

@@ -27,10 +27,10 @@
 //! - A poll of `join_next` registers its waker before it takes the queue:
 //!   a wake that comes after the take finds that waker.
 
-use super::coop;
-use super::{AbortHandle, JoinError, JoinHandle};
 use crate::loom::{lock, AtomicBool, Mutex, Ordering::*};
 use crate::sched::Handle;
+use crate::task::coop;
+use crate::task::{AbortHandle, JoinError, JoinHandle};
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
