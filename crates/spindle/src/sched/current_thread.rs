@@ -209,6 +209,9 @@ impl Schedule for SchedRef<Shared> {
     /// Every await may: nothing else would run while the parent waits.
     /// Runs the task when it is among the newest entries of this thread's
     /// queue and has not started (`DriverCtx::run_inline_if_next`).
+    ///
+    /// # Safety
+    /// As `Schedule::run_inline_if_next`.
     unsafe fn run_inline_if_next(task: RawTask, dst: *mut (), _inline: Inline) -> bool {
         match current_core() {
             // SAFETY: CORE points to a live context (set by its guard); the

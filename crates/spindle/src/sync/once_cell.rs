@@ -103,11 +103,12 @@ impl<T> OnceCell<T> {
 
     /// The value, if set.
     pub fn get(&self) -> Option<&T> {
-        // SAFETY: `initialized` (acquire) saw the flag the writer set
-        // (release) after writing the value, which never changes again
-        // while the cell is shared.
-        self.initialized()
-            .then(|| unsafe { (*self.value.get()).assume_init_ref() })
+        self.initialized().then(|| {
+            // SAFETY: `initialized` (acquire) saw the flag the writer set
+            // (release) after writing the value, which never changes again
+            // while the cell is shared.
+            unsafe { (*self.value.get()).assume_init_ref() }
+        })
     }
 
     /// The value, if set, through `&mut self`.

@@ -49,6 +49,9 @@ impl Schedule for SchedRef<Shared> {
     /// `timeout` or `select!` around the await could not fire until it
     /// finished. Runs it when it is this worker's fresh task and has not
     /// started (`WorkerCtx::run_inline_if_next`).
+    ///
+    /// # Safety
+    /// As `Schedule::run_inline_if_next`.
     unsafe fn run_inline_if_next(task: RawTask, dst: *mut (), inline: Inline) -> bool {
         match current_core() {
             // SAFETY: CORE points to a live context (set by its guard); the
