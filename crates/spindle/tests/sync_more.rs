@@ -11,40 +11,13 @@
 
 mod common;
 
+use common::{counting, poll_with, wakes};
+
 use spindle::sync::{Barrier, OnceCell, RwLock, SetError, WaitGroup};
-use std::future::Future;
-use std::pin::{pin, Pin};
+use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
-
-/// A waker that counts its wakes.
-#[derive(Default)]
-struct Count(AtomicUsize);
-
-impl Wake for Count {
-    fn wake(self: Arc<Self>) {
-        self.0.fetch_add(1, SeqCst);
-    }
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.fetch_add(1, SeqCst);
-    }
-}
-
-/// A counting waker and the handle to read its count.
-fn counting() -> (Waker, Arc<Count>) {
-    let c = Arc::new(Count::default());
-    (Waker::from(c.clone()), c)
-}
-
-fn wakes(c: &Count) -> usize {
-    c.0.load(SeqCst)
-}
-
-/// Polls once with `waker`.
-fn poll_with<F: Future>(f: Pin<&mut F>, waker: &Waker) -> Poll<F::Output> {
-    f.poll(&mut Context::from_waker(waker))
-}
+use std::task::Poll;
 
 #[test]
 fn rwlock_readers_share_and_a_writer_excludes() {

@@ -1,12 +1,13 @@
-//! Shared test helpers: run one test body on every scheduler flavour, and
-//! futures that count their polls and drops.
+//! Shared test helpers: run one test body on every scheduler flavour,
+//! futures that count their polls and drops, and wakers that count their
+//! wakes.
 #![allow(dead_code)]
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll, Wake, Waker};
 
 /// The flavours every behaviour test runs on.
 pub fn flavours() -> Vec<(&'static str, spindle::Runtime)> {
@@ -273,4 +274,33 @@ pub fn tree(
             Box::pin(async move { h.await.unwrap() })
         }
     }
+}
+
+/// A waker that counts its wakes.
+#[derive(Default)]
+pub struct Count(AtomicUsize);
+
+impl Wake for Count {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, SeqCst);
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
+/// A counting waker and the handle to read its count.
+pub fn counting() -> (Waker, Arc<Count>) {
+    let c = Arc::new(Count::default());
+    (Waker::from(c.clone()), c)
+}
+
+/// How many times its waker was woken.
+pub fn wakes(c: &Count) -> usize {
+    c.0.load(SeqCst)
+}
+
+/// Polls once with `waker`.
+pub fn poll_with<F: Future>(f: Pin<&mut F>, waker: &Waker) -> Poll<F::Output> {
+    f.poll(&mut Context::from_waker(waker))
 }
