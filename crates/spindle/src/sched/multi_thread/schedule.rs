@@ -53,12 +53,15 @@ impl Schedule for SchedRef<Shared> {
     /// # Safety
     /// As `Schedule::run_inline_if_next`.
     unsafe fn run_inline_if_next(task: RawTask, dst: *mut (), inline: Inline) -> bool {
+        // Checked first: every plain `JoinHandle` await comes here, and
+        // needs no look at the thread's context to be refused.
+        if inline != Inline::Asked {
+            return false;
+        }
         match current_core() {
             // SAFETY: CORE points to a live context (set by its guard); the
             // rest is forwarded from the caller.
-            CoreRef::Multi(w) if inline == Inline::Asked => unsafe {
-                (*w).run_inline_if_next(task, dst)
-            },
+            CoreRef::Multi(w) => unsafe { (*w).run_inline_if_next(task, dst) },
             _ => false,
         }
     }
