@@ -3,7 +3,8 @@
 //!
 //! What exists:
 //! - [`Semaphore`]: fair (FIFO, no barging), cancel-safe, `acquire_many`,
-//!   owned permits, `close`, `add_permits`.
+//!   owned permits, `close`, `add_permits`; an uncontended acquire or
+//!   release is one compare-exchange (`docs/sync.md`).
 //! - [`Mutex`]: on a one-permit semaphore, so fair and cancel-safe as it
 //!   is; `lock_owned`, `try_lock`, `blocking_lock` for plain threads.
 //! - [`Notify`]: `notified`, `notify_one` (stores one permit when nobody
@@ -22,9 +23,10 @@
 //!
 //! Not yet: `watch`.
 //!
-//! Every primitive here keeps its waiters and its count under one lock
+//! Every primitive here keeps its waiters under one lock
 //! (`crate::loom::Mutex`, so that the loom models in each file explore the
-//! real code) and wakes after releasing it. A waiter dropped after it was
+//! real code) and wakes after releasing it; the semaphore keeps its count
+//! in an atomic word beside them. A waiter dropped after it was
 //! handed a permit or a notification passes it on to the next waiter.
 
 mod barrier;

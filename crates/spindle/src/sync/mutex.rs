@@ -67,9 +67,12 @@ impl<T: ?Sized> Mutex<T> {
     /// Waits for the lock. Cancel-safe: dropped while waiting, it gives
     /// up its place and passes on a hand-over it had already received.
     pub async fn lock(&self) -> MutexGuard<'_, T> {
-        // The semaphore is never closed, so the acquire cannot fail.
-        let permit = self.sem.acquire().await.expect("a mutex is never closed");
-        permit.forget(); // the guard gives the permit back
+        // A free lock is taken without building the acquire future; the
+        // semaphore is never closed, so neither path can fail.
+        if self.sem.try_take(1).is_err() {
+            let permit = self.sem.acquire().await.expect("a mutex is never closed");
+            permit.forget(); // the guard gives the permit back
+        }
         MutexGuard {
             lock: self,
             _value: PhantomData,
