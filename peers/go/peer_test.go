@@ -134,8 +134,8 @@ func TestEveryRowAtTinySize(t *testing.T) {
 			t.Errorf("%s size %d: %v", name, n, err)
 		}
 	}
-	if len(workloads) != 39 {
-		t.Errorf("%d workloads, the catalogue has 39", len(workloads))
+	if len(workloads) != 45 {
+		t.Errorf("%d workloads, the catalogue has 45", len(workloads))
 	}
 	if _, err := run("nonesuch", 1, 1); err == nil {
 		t.Error("unknown workload accepted")
@@ -144,7 +144,7 @@ func TestEveryRowAtTinySize(t *testing.T) {
 
 // checkWitness is this peer's copy of the witness rules (the harness has
 // its own): select_k's per_arm counts, sleep_1m's min_lateness_ns,
-// live_1m's peak_alive.
+// live_1m's peak_alive, semaphore_limit's peak_holders.
 func checkWitness(name string, n uint64, extra []kv) error {
 	field := func(key string) (string, error) {
 		for _, e := range extra {
@@ -180,6 +180,14 @@ func checkWitness(name string, n uint64, extra []kv) error {
 		}
 		if v != strconv.FormatUint(n, 10) {
 			return fmt.Errorf("peak_alive=%s, want %d", v, n)
+		}
+	case "semaphore_limit":
+		v, err := field("peak_holders")
+		if err != nil {
+			return err
+		}
+		if want := strconv.FormatUint(min(semaphorePermits, n), 10); v != want {
+			return fmt.Errorf("peak_holders=%s, want %s", v, want)
 		}
 	}
 	return nil

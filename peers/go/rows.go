@@ -96,6 +96,9 @@ func run(name string, n uint64, workers int) (outcome, error) {
 	if c, d, ok := pipelineShape(name); ok {
 		return timed(func() uint64 { return pipeline(n, c, d) }), nil
 	}
+	if o, ok := runSyncRow(name, n, workers); ok {
+		return o, nil
+	}
 	return outcome{}, fmt.Errorf("`%s` is not a workload of the catalogue", name)
 }
 

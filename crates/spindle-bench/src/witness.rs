@@ -6,7 +6,10 @@
 //!   messages (a consumer that never polled an arm, or one that stopped
 //!   early, shows here even where the sum would match);
 //! - sleep_1m, `min_lateness_ns`: no sleep woke before its deadline;
-//! - live_1m, `peak_alive`: all `n` tasks were alive at one instant.
+//! - live_1m, `peak_alive`: all `n` tasks were alive at one instant;
+//! - semaphore_limit, `peak_holders`: the 8 permits were all held at one
+//!   instant and never more (a semaphore that let a ninth task in, or
+//!   tasks that never overlapped, shows here).
 //!
 //! A line without its row's witness fails the row: every peer reports them.
 
@@ -55,6 +58,15 @@ pub fn check(workload: &str, n: u64, extra: &BTreeMap<String, String>) -> Result
                 ));
             }
         }
+        "semaphore_limit" => {
+            const PERMITS: u64 = 8;
+            let v = field("peak_holders")?;
+            if v.parse::<u64>().ok() != Some(PERMITS.min(n)) {
+                return Err(format!(
+                    "peak_holders={v}: the {PERMITS} permits must all be held at one instant, never more"
+                ));
+            }
+        }
         _ => {}
     }
     Ok(())
@@ -88,6 +100,18 @@ mod tests {
         assert!(check("sleep_1m", 10, &line(&[])).is_err());
         assert!(check("live_1m", 10, &line(&[("peak_alive", "10")])).is_ok());
         assert!(check("live_1m", 10, &line(&[("peak_alive", "9")])).is_err());
+    }
+
+    #[test]
+    fn a_semaphore_over_or_under_its_limit_fails() {
+        let ok = line(&[("peak_holders", "8")]);
+        assert!(check("semaphore_limit", 1000, &ok).is_ok());
+        for bad in ["9", "7", "0", "x"] {
+            let e = check("semaphore_limit", 1000, &line(&[("peak_holders", bad)]));
+            assert!(e.unwrap_err().contains("peak_holders"));
+        }
+        assert!(check("semaphore_limit", 3, &line(&[("peak_holders", "3")])).is_ok());
+        assert!(check("semaphore_limit", 10, &line(&[])).is_err());
     }
 
     #[test]

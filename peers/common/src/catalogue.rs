@@ -43,6 +43,12 @@ pub const WORKLOADS: &[&str] = &[
     "pipeline_8x10",
     "pipeline_16x10",
     "pipeline_8x20",
+    "mutex_uncontended",
+    "mutex_contended",
+    "rwlock_read_heavy",
+    "semaphore_limit",
+    "notify_pingpong",
+    "joinset_drain",
 ];
 
 /// skynet: children per node.
@@ -67,6 +73,24 @@ pub const NURSERY_BATCH: u64 = 1000;
 pub const BLOCKING_SLEEP: std::time::Duration = std::time::Duration::from_millis(1);
 /// sleep_1m: the sleeps are spread over this many milliseconds.
 pub const SLEEP_SPREAD_MS: u64 = 100;
+
+/// semaphore_limit: the tasks and the permits they share.
+pub const SEMAPHORE_TASKS: u64 = 1000;
+pub const SEMAPHORE_PERMITS: usize = 8;
+/// rwlock_read_heavy: index `i` writes when `i % RW_WRITE_EVERY == 0`
+/// (5 % of the operations), reads otherwise.
+pub const RW_WRITE_EVERY: u64 = 20;
+
+/// mutex_contended, rwlock_read_heavy: the tasks sharing the lock, `4·W`.
+pub fn contenders(workers: usize) -> u64 {
+    4 * workers as u64
+}
+
+/// The indices `i < n` that task `t` of `tasks` handles: `i ≡ t (mod
+/// tasks)`, so that every index is handled once whatever the task count.
+pub fn strided(t: u64, tasks: u64, n: u64) -> impl Iterator<Item = u64> {
+    (t..n).step_by(tasks as usize)
+}
 
 /// `T(n) = n(n-1)/2`, the sum of `0..n`.
 pub fn triangle(n: u64) -> u64 {
@@ -248,5 +272,8 @@ mod tests {
         assert_eq!(sleep_duration(99).as_millis(), 100);
         assert_eq!(sleep_duration(100).as_millis(), 1);
         assert!(WORKLOADS.iter().all(|w| expected(w, 100, 2).is_some()));
+        let all: u64 = (0..7).flat_map(|t| strided(t, 7, 100)).sum();
+        assert_eq!(all, triangle(100));
+        assert_eq!(strided(9, 10, 5).count(), 0);
     }
 }

@@ -2,16 +2,18 @@
 //! the result was reached, not only its value. A sum alone cannot tell a
 //! select loop that drained one arm first from a fair one, a sleep that
 //! returned early from one that waited, or a million live tasks from a
-//! million run one after another.
+//! million run one after another, or a semaphore that kept its limit from
+//! one that let a ninth task in.
 //!
 //! | row       | key               | what it says                               | passes when                |
 //! |-----------|-------------------|--------------------------------------------|----------------------------|
 //! | select_k  | `per_arm`         | messages each arm delivered, `a,b,…`       | k values, each `n/k`       |
 //! | sleep_1m  | `min_lateness_ns` | the earliest wake minus its deadline (ns)  | `≥ 0`                      |
 //! | live_1m   | `peak_alive`      | the most tasks alive at one instant        | `= n`                      |
+//! | semaphore_limit | `peak_holders` | the most permits held at one instant | `= min(8, n)`              |
 //!
 //! The harness checks these with its own copy of the rule
-//! (`spindle-bench`'s `workloads::check_witness`); [`check`] here is the
+//! (`spindle-bench`'s `witness::check`); [`check`] here is the
 //! peers' tests' copy.
 //!
 //! [`Lateness`] and [`Alive`] have `const` constructors so that a peer can
@@ -94,7 +96,8 @@ impl Lateness {
     }
 }
 
-/// live_1m's count of tasks alive now and the peak of that count.
+/// live_1m's count of tasks alive now and the peak of that count (also
+/// semaphore_limit's count of permits held).
 #[derive(Debug, Default)]
 pub struct Alive {
     now: AtomicU64,
@@ -155,6 +158,15 @@ pub fn check(workload: &str, n: u64, field: impl Fn(&str) -> Option<String>) -> 
                 return Err(format!("peak_alive={v}: want all {n} tasks alive at once"));
             }
         }
+        "semaphore_limit" => {
+            let v = need("peak_holders")?;
+            let permits = crate::catalogue::SEMAPHORE_PERMITS as u64;
+            if v.parse::<u64>().ok() != Some(permits.min(n)) {
+                return Err(format!(
+                    "peak_holders={v}: want the {permits} permits all held at once, never more"
+                ));
+            }
+        }
         _ => {}
     }
     Ok(())
@@ -188,6 +200,18 @@ mod tests {
         let v = l.min_ns().to_string();
         assert!(check("sleep_1m", 10, |_| Some(v.clone())).is_err());
         assert!(check("sleep_1m", 10, |_| Some("0".into())).is_ok());
+    }
+
+    #[test]
+    fn a_semaphore_over_its_limit_fails() {
+        let h = Alive::default();
+        for _ in 0..9 {
+            h.enter();
+        }
+        let v = h.peak().to_string();
+        assert!(check("semaphore_limit", 1000, |_| Some(v.clone())).is_err());
+        assert!(check("semaphore_limit", 1000, |_| Some("8".into())).is_ok());
+        assert!(check("semaphore_limit", 1000, |_| Some("1".into())).is_err());
     }
 
     #[test]

@@ -55,8 +55,14 @@
 //! of its stack (May's overflow sentinel) and its top page whatever the
 //! size (live_1m measured about 11 KiB of RSS per coroutine at 32 KiB).
 //!
+//! - the lock rows: May's `Mutex`, `RwLock` and `Semphore` (`sync_rows.rs`).
+//!
 //! Unsupported: skynet_fork (no fork-join API whose join runs the child
-//! inline: a spawned coroutine always runs concurrently, the skynet row).
+//! inline: a spawned coroutine always runs concurrently, the skynet row);
+//! notify_pingpong (no notification primitive) and joinset_drain (no
+//! JoinSet; n live coroutines pass the map limit below).
+
+mod sync_rows;
 
 use may::coroutine::{self, JoinHandle};
 use may::cqueue;
@@ -106,6 +112,14 @@ fn support(workload: &str) -> Support {
             "May has no fork-join API whose join runs the child inline: a spawned coroutine \
              always runs concurrently (the skynet row)",
         ),
+        "notify_pingpong" => Err(
+            "May has no notification primitive: a coroutine parks on a channel (the pingpong \
+             row) or a Blocker",
+        ),
+        "joinset_drain" => Err(
+            "May has no JoinSet, and n coroutines alive at once pass vm.max_map_count at the \
+             row's sizes (see Limits)",
+        ),
         _ => Ok(()),
     }
 }
@@ -150,6 +164,12 @@ fn run(req: &Request) -> Measured {
         "fizzbuzz_pipeline" => timed(|| fizzbuzz(n, false)),
         "fizzbuzz_pipeline_zc" => timed(|| fizzbuzz(n, true)),
         "fork_pool" => timed(|| fork_pool(n, w)),
+        "mutex_uncontended" => timed(|| sync_rows::mutex_uncontended(n)),
+        "mutex_contended" => timed(|| sync_rows::mutex_contended(n, w)),
+        "rwlock_read_heavy" => timed(|| sync_rows::rwlock_read_heavy(n, w)),
+        "semaphore_limit" => {
+            timed(|| sync_rows::semaphore_limit(n)).with("peak_holders", sync_rows::HOLDERS.peak())
+        }
         w if payload_bytes(w).is_some() => payload_row(payload_bytes(w).unwrap(), n),
         w if select_arity(w).is_some() => select(n, select_arity(w).unwrap()),
         w => {

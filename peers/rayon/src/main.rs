@@ -29,6 +29,11 @@ fn support(workload: &str) -> Support {
         w if w.starts_with("pipeline_") => {
             Err("a rayon job cannot await another job's handle without blocking a pool thread")
         }
+        "mutex_uncontended" | "mutex_contended" | "rwlock_read_heavy" | "semaphore_limit"
+        | "notify_pingpong" => Err(
+            "a rayon job cannot wait for a lock, a permit or a notification without blocking a pool thread",
+        ),
+        "joinset_drain" => Err("rayon has no join handle to collect in finish order"),
         _ => Err("rayon is fork-join: no channels"),
     }
 }

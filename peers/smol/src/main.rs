@@ -42,8 +42,13 @@
 //!   its threads. `blocking::unblock` is smol's answer to blocking calls and
 //!   would remove what the row measures, so no row uses it.
 //!
+//! - the sync rows: `async-lock` (smol's `smol::lock`), `event-listener`
+//!   and a `FuturesUnordered` of `Task`s (`sync_rows.rs` says why each).
+//!
 //! Unsupported: skynet_fork (no fork-join API whose join runs the child
 //! inline; a spawned task always runs concurrently).
+
+mod sync_rows;
 
 use async_executor::{LocalExecutor, StaticExecutor, StaticLocalExecutor, Task};
 use async_io::Timer;
@@ -120,6 +125,14 @@ fn run(req: &Request) -> Measured {
             "fizzbuzz_pipeline" => timed(fizzbuzz(n, false)).await,
             "fizzbuzz_pipeline_zc" => timed(fizzbuzz(n, true)).await,
             "fork_pool" => timed(fork_pool(n, w)).await,
+            "mutex_uncontended" => timed(sync_rows::mutex_uncontended(n)).await,
+            "mutex_contended" => timed(sync_rows::mutex_contended(n, w)).await,
+            "rwlock_read_heavy" => timed(sync_rows::rwlock_read_heavy(n, w)).await,
+            "semaphore_limit" => timed(sync_rows::semaphore_limit(n))
+                .await
+                .with("peak_holders", sync_rows::HOLDERS.peak()),
+            "notify_pingpong" => timed(sync_rows::notify_pingpong(n)).await,
+            "joinset_drain" => timed(sync_rows::joinset_drain(n)).await,
             w if payload_bytes(w).is_some() => payload_row(payload_bytes(w).unwrap(), n).await,
             w if select_arity(w).is_some() => select(n, select_arity(w).unwrap()).await,
             w => {

@@ -14,6 +14,7 @@ use spindle::chan;
 
 mod echo;
 mod fizzbuzz;
+mod sync_rows;
 use spindle::{JoinHandle, Runtime};
 use spindle_peer_common::catalogue::{
     chain_share, payload_bytes, pipeline_shape, select_arity, sleep_duration, ASYNC_COMPUTE_STEPS,
@@ -100,6 +101,14 @@ fn run(req: &Request) -> Measured {
                 "fizzbuzz_pipeline" => fizzbuzz(n, false).await,
                 "fizzbuzz_pipeline_zc" => fizzbuzz(n, true).await,
                 "fork_pool" => timed(fork_pool(n, w)).await,
+                "mutex_uncontended" => timed(sync_rows::mutex_uncontended(n)).await,
+                "mutex_contended" => timed(sync_rows::mutex_contended(n, w)).await,
+                "rwlock_read_heavy" => timed(sync_rows::rwlock_read_heavy(n, w)).await,
+                "semaphore_limit" => timed(sync_rows::semaphore_limit(n))
+                    .await
+                    .with("peak_holders", sync_rows::HOLDERS.peak()),
+                "notify_pingpong" => timed(sync_rows::notify_pingpong(n)).await,
+                "joinset_drain" => timed(sync_rows::joinset_drain(n)).await,
                 w if payload_bytes(w).is_some() => payload_row(payload_bytes(w).unwrap(), n).await,
                 w if select_arity(w).is_some() => {
                     let start = Instant::now();

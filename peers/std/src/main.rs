@@ -9,15 +9,15 @@
 //! executor, a million live threads) are listed as unsupported.
 
 use spindle_peer_common::catalogue::{
-    blockers, chain_share, fizzbuzz_batch, payload_bytes, pipeline_shape, BLOCKING_SLEEP,
-    BLOCK_ALL_BATCH, FIB_PAR_CUTOFF, NURSERY_BATCH, SKYNET_FANOUT,
+    blockers, chain_share, contenders, fizzbuzz_batch, payload_bytes, pipeline_shape, strided,
+    BLOCKING_SLEEP, BLOCK_ALL_BATCH, FIB_PAR_CUTOFF, NURSERY_BATCH, RW_WRITE_EVERY, SKYNET_FANOUT,
 };
 use spindle_peer_common::kernels::{self, FizzCounts};
 use spindle_peer_common::threads::{self, Channel};
 use spindle_peer_common::{run_main, Measured, Request, Support};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::thread;
 use std::time::Instant;
 
@@ -60,6 +60,9 @@ fn support(workload: &str) -> Support {
         "fork_inline" => Err("no current-thread executor: a child is an OS thread, scheduled by the kernel"),
         "skynet_fork" => Err("no fork-join API: a child is an OS thread (the skynet row)"),
         "sleep_1m" => Err("no runtime timer: each sleep would block its own OS thread, a million threads"),
+        "semaphore_limit" => Err("std has no semaphore (a Mutex and Condvar would be this peer's own)"),
+        "notify_pingpong" => Err("std has no Notify: a thread parks on a Condvar or a channel (the pingpong row)"),
+        "joinset_drain" => Err("no JoinSet: one OS thread per task, and a million threads is past the kernel's limits"),
         _ => Ok(()),
     }
 }
@@ -97,6 +100,9 @@ fn run(req: &Request) -> Measured {
         "fizzbuzz_pipeline" => fizzbuzz(n, false),
         "fizzbuzz_pipeline_zc" => fizzbuzz(n, true),
         "fork_pool" => fork_pool(n, w),
+        "mutex_uncontended" => Measured::time(|| mutex_uncontended(n)),
+        "mutex_contended" => Measured::time(|| mutex_contended(n, contenders(w))),
+        "rwlock_read_heavy" => Measured::time(|| rwlock_read_heavy(n, contenders(w))),
         w if payload_bytes(w).is_some() => {
             threads::payload_rows::<Std>(payload_bytes(w).unwrap(), n)
         }
@@ -332,4 +338,59 @@ fn fizzbuzz(n: u64, zero_copy: bool) -> Measured {
         generator.join().unwrap();
         counts
     })
+}
+
+/// mutex_uncontended: one thread, `n` rounds of `std::sync::Mutex`.
+fn mutex_uncontended(n: u64) -> u64 {
+    let m = Mutex::new(0u64);
+    for i in 0..n {
+        *m.lock().unwrap() += i;
+    }
+    m.into_inner().unwrap()
+}
+
+/// Runs `body(t)` on `tasks` scoped threads and sums what they return.
+fn sum_threads(tasks: u64, body: impl Fn(u64) -> u64 + Sync) -> u64 {
+    let body = &body;
+    thread::scope(|s| {
+        let handles: Vec<_> = (0..tasks).map(|t| s.spawn(move || body(t))).collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    })
+}
+
+/// mutex_contended: `4·W` threads add their indices under one
+/// `std::sync::Mutex`, yielding (`thread::yield_now`) after each unlock.
+fn mutex_contended(n: u64, tasks: u64) -> u64 {
+    let m = Mutex::new(0u64);
+    sum_threads(tasks, |t| {
+        for i in strided(t, tasks, n) {
+            *m.lock().unwrap() += i;
+            thread::yield_now();
+        }
+        0
+    });
+    m.into_inner().unwrap()
+}
+
+/// rwlock_read_heavy on `std::sync::RwLock`: index `i` writes both halves
+/// when `i % 20 == 0`, else reads, checks them and adds `i` to its sum.
+fn rwlock_read_heavy(n: u64, tasks: u64) -> u64 {
+    let lock = RwLock::new((0u64, 0u64));
+    let reads = sum_threads(tasks, |t| {
+        let mut seen = 0;
+        for i in strided(t, tasks, n) {
+            if i % RW_WRITE_EVERY == 0 {
+                let mut g = lock.write().unwrap();
+                g.0 += i;
+                g.1 += i;
+            } else {
+                let g = lock.read().unwrap();
+                assert_eq!(g.0, g.1, "a reader saw half a write");
+                seen += i;
+            }
+            thread::yield_now();
+        }
+        seen
+    });
+    reads + lock.into_inner().unwrap().0
 }

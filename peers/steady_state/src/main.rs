@@ -130,9 +130,14 @@ fn support(workload: &str) -> Support {
         "skynet" | "fib" | "fib_par" | "sum_squares" | "primes" | "async_trivial"
         | "async_compute" | "block_all" | "blocking_pressure" | "spawn_nursery"
         | "spawn_sequential" | "spawn_10k" | "spawn_100k" | "spawn_1m" | "live_1m" | "sleep_1m"
-        | "fork_inline" | "fork_pool" | "skynet_fork" => Err(
+        | "fork_inline" | "fork_pool" | "skynet_fork" | "joinset_drain" => Err(
             "steady_state runs a fixed graph of actors built before Graph::start: it has no \
              API to spawn a task at run time and join it",
+        ),
+        "mutex_uncontended" | "mutex_contended" | "rwlock_read_heavy" | "semaphore_limit"
+        | "notify_pingpong" => Err(
+            "actors in steady_state share state through channels, not locks: it has no async \
+             mutex, semaphore or notification of its own",
         ),
         w if w.starts_with("pipeline_") => Err(
             "each execution spawns D stage tasks that join their predecessor: steady_state \

@@ -3,10 +3,15 @@
 //! the seed documents publish for it, and the peers the quick profile
 //! leaves out. The types and the rules they obey are in
 //! [`crate::workloads`]; this file is only the table, the formulas are in
-//! `expected.rs` and the published figures' sources in `published.rs`.
+//! `expected.rs`, the published figures' sources in `published.rs`, the
+//! shorthand rows are written in in `row.rs` and the synchronisation rows
+//! in `sync.rs`.
 
+#[macro_use]
+mod row;
 mod expected;
 mod published;
+mod sync;
 
 pub use expected::tri;
 
@@ -16,58 +21,20 @@ use expected::{
     e_times_10, e_times_20, e_times_5, e_tri,
 };
 use published::{cc, coflux, seq, ss, wyn};
+use row::{concat, skip_parking_threads, skip_std};
 
-const NONE: &[SeedFigure] = &[];
-const NO_KEYS: &[&str] = &[];
-
-macro_rules! w {
-    ($name:expr, $group:expr, $desc:expr, $full:expr, $quick:expr, $tiny:expr, $exp:expr, $unit:expr, $keys:expr, $seeds:expr) => {
-        Workload {
-            name: $name,
-            description: $desc,
-            group: $group,
-            full: $full,
-            quick: $quick,
-            tiny: $tiny,
-            expected: $exp,
-            ops_unit: $unit,
-            extra_keys: $keys,
-            seeds: $seeds,
-            quick_skip: &[],
-            quick_skip_why: "",
-        }
-    };
-}
-
-/// `std` creates an OS thread per task on these rows: seconds per run at
-/// the quick size, most of the quick budget for a reference point.
-const STD_THREAD_PER_TASK: &str =
-    "std spawns an OS thread per task here: tens of seconds at this size";
-
-const fn skip_std(w: Workload) -> Workload {
-    Workload {
-        quick_skip: &["std"],
-        quick_skip_why: STD_THREAD_PER_TASK,
-        ..w
-    }
-}
-
-/// On these rows every message is a hand-off between two OS threads that
-/// park in between: a futex wake-up each way, seconds per run at the quick
-/// size (most of the quick budget) for a reference point.
-const THREADS_PARK_PER_MESSAGE: &str =
-    "OS threads park and wake each other for every message here: seconds per run at this size";
-
-const fn skip_parking_threads(w: Workload) -> Workload {
-    Workload {
-        quick_skip: &["std", "crossbeam", "flume"],
-        quick_skip_why: THREADS_PARK_PER_MESSAGE,
-        ..w
-    }
-}
+pub(super) const NONE: &[SeedFigure] = &[];
+pub(super) const NO_KEYS: &[&str] = &[];
 
 /// The whole catalogue, in the order of `docs/bench-catalogue.md`.
-pub static CATALOGUE: &[Workload] = &[
+pub static CATALOGUE: &[Workload] = &concat::<
+    { CORE.len() },
+    { sync::ROWS.len() },
+    { CORE.len() + sync::ROWS.len() },
+>(CORE, sync::ROWS);
+
+/// The rows up to the pipelines: tasks, channels, timers, fork–join.
+const CORE: [Workload; 39] = [
     w!(
         "skynet",
         "concurrency",
