@@ -36,6 +36,7 @@ pub mod chan;
 mod combinators;
 mod driver;
 mod join_set;
+mod linked_slab;
 // Sockets and signals need the OS reactor, which loom and miri cannot run.
 #[cfg(not(any(loom, miri)))]
 pub(crate) mod io;

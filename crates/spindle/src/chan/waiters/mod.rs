@@ -88,7 +88,8 @@ mod slab;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
-use slab::{Slab, State, NIL};
+use crate::linked_slab::NIL;
+use slab::{Slab, State};
 
 /// How notifiers learn that a waiter may be parked; see the module docs.
 #[derive(Clone, Copy)]
@@ -171,12 +172,12 @@ impl WaitList {
 
     /// Marks `k` (just unlinked) `Notified` and takes its waker.
     fn notify_entry(&self, s: &mut Slab, k: usize) -> Option<Waker> {
-        s.entries[k].state = State::Notified;
+        s[k].state = State::Notified;
         s.pending += 1;
         if s.pending == self.limit {
             self.saturated.store(true, Ordering::Relaxed);
         }
-        s.entries[k].waker.take()
+        s[k].waker.take()
     }
 
     /// An entry leaves `Notified`; returns whether that frees the last
@@ -193,7 +194,7 @@ impl WaitList {
     /// Whether a notify would wake someone now: a waiter is linked and a
     /// wake-up slot is free (what the flag of a limited list shows).
     fn wakeable(&self, s: &Slab) -> bool {
-        s.head != NIL && s.pending < self.limit
+        !s.is_empty() && s.pending < self.limit
     }
 
     /// Number of parked waiters (a snapshot).
@@ -217,20 +218,20 @@ impl WaitList {
                     k
                 }
             };
-            match s.entries[k].state {
+            match s[k].state {
                 State::Waiting => {
-                    let e = &mut s.entries[k];
+                    let e = &mut s[k];
                     if !e.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
                         e.waker = Some(waker.clone());
                     }
                 }
                 State::Free | State::Notified => {
-                    if s.entries[k].state == State::Notified {
+                    if s[k].state == State::Notified {
                         self.unnotify(&mut s);
-                        s.entries[k].baton = true;
+                        s[k].baton = true;
                     }
-                    s.entries[k].state = State::Waiting;
-                    s.entries[k].waker = Some(waker.clone());
+                    s[k].state = State::Waiting;
+                    s[k].waker = Some(waker.clone());
                     s.link_back(k);
                     let n = self.waiting.load(Ordering::Relaxed);
                     self.waiting.store(n + 1, Ordering::Relaxed);
@@ -263,17 +264,17 @@ impl WaitList {
 
     fn release_key(&self, k: usize, signal: Signal<'_>) -> bool {
         let mut s = lock(&self.inner);
-        let notified = s.entries[k].state == State::Notified || s.entries[k].baton;
-        if s.entries[k].state == State::Waiting {
+        let notified = s[k].state == State::Notified || s[k].baton;
+        if s[k].state == State::Waiting {
             s.unlink(k);
             let n = self.waiting.load(Ordering::Relaxed);
             self.waiting.store(n - 1, Ordering::Relaxed);
-            if s.head == NIL {
+            if s.is_empty() {
                 signal.lower();
             }
         } else if notified {
             let slot_freed = self.unnotify(&mut s);
-            if slot_freed && s.head != NIL {
+            if slot_freed && !s.is_empty() {
                 // A slot is free again while waiters are linked: the flag
                 // goes up before our caller re-checks the channel (the
                 // baton in `Chan::recv_done`), so a claim either sees the
@@ -321,7 +322,7 @@ impl WaitList {
     pub(crate) fn wake_oldest(&self, signal: Signal<'_>) {
         let waker = {
             let mut s = lock(&self.inner);
-            let k = s.head;
+            let k = s.head();
             if k == NIL {
                 // A flag raised by a waiter that has since left.
                 signal.lower();
@@ -358,7 +359,7 @@ impl WaitList {
         }
         let waker = {
             let mut s = lock(&self.inner);
-            let k = s.head;
+            let k = s.head();
             if k == NIL || s.pending < self.limit {
                 return;
             }
@@ -380,8 +381,8 @@ impl WaitList {
         let wakers: Vec<Waker> = {
             let mut s = lock(&self.inner);
             let mut out = Vec::new();
-            while s.head != NIL {
-                let k = s.head;
+            while !s.is_empty() {
+                let k = s.head();
                 s.unlink(k);
                 if let Some(w) = self.notify_entry(&mut s, k) {
                     out.push(w);
@@ -414,7 +415,7 @@ impl WaitList {
             let mut out = Vec::new();
             let mut woken = 0;
             while woken < n && self.wakeable(&s) {
-                let k = s.head;
+                let k = s.head();
                 s.unlink(k);
                 let w = self.waiting.load(Ordering::Relaxed);
                 self.waiting.store(w - 1, Ordering::Relaxed);
