@@ -6,15 +6,15 @@ use super::{AcquireError, Semaphore};
 use crate::loom::lock;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
 /// A pending acquire of `n` permits; its permits belong to the caller once
 /// it returns `Ready(Ok)`. Dropped before that, it gives back what it held.
 pub(super) struct Acquire<'a> {
     sem: &'a Semaphore,
     n: usize,
-    /// Its place in the queue, once queued.
-    ticket: Option<u64>,
+    /// Its key in the queue, once queued.
+    key: Option<usize>,
 }
 
 impl<'a> Acquire<'a> {
@@ -22,7 +22,7 @@ impl<'a> Acquire<'a> {
         Acquire {
             sem,
             n,
-            ticket: None,
+            key: None,
         }
     }
 
@@ -42,24 +42,24 @@ impl<'a> Acquire<'a> {
         match q.enqueue(&self.sem.word, self.n, cx.waker()) {
             Enqueue::Taken => Poll::Ready(Ok(())),
             Enqueue::Closed => Poll::Ready(Err(AcquireError::closed())),
-            Enqueue::Queued(ticket) => {
-                self.ticket = Some(ticket);
+            Enqueue::Queued(key) => {
+                self.key = Some(key);
                 Poll::Pending
             }
         }
     }
 
     /// A later poll: served, closed, or still waiting.
-    fn check(&mut self, ticket: u64, cx: &mut Context<'_>) -> Poll<Result<(), AcquireError>> {
+    fn check(&mut self, key: usize, cx: &mut Context<'_>) -> Poll<Result<(), AcquireError>> {
         let mut q = lock(&self.sem.queue);
-        match q.check(&self.sem.word, ticket, cx.waker()) {
+        match q.check(&self.sem.word, key, cx.waker()) {
             Check::Waiting => Poll::Pending,
             Check::Granted => {
-                self.ticket = None;
+                self.key = None;
                 Poll::Ready(Ok(()))
             }
             Check::Closed => {
-                self.ticket = None;
+                self.key = None;
                 Poll::Ready(Err(AcquireError::closed()))
             }
         }
@@ -70,20 +70,20 @@ impl Future for Acquire<'_> {
     type Output = Result<(), AcquireError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.ticket {
+        match self.key {
             None => self.start(cx),
-            Some(ticket) => self.check(ticket, cx),
+            Some(key) => self.check(key, cx),
         }
     }
 }
 
 impl Drop for Acquire<'_> {
     fn drop(&mut self) {
-        let Some(ticket) = self.ticket else {
+        let Some(key) = self.key else {
             return; // never queued, or finished
         };
-        let wakers = lock(&self.sem.queue).cancel(&self.sem.word, ticket, self.n);
-        wakers.into_iter().for_each(Waker::wake);
+        let wakers = lock(&self.sem.queue).cancel(&self.sem.word, key, self.n);
+        wakers.wake();
     }
 }
 

@@ -3,8 +3,7 @@
 //!
 //! The state is in two places: one atomic word (`free << 2 | WAITING |
 //! CLOSED`, see [`word`]) and, under a lock, the queue of waiters in
-//! arrival order (a `BTreeMap` keyed by a ticket that only grows, so the
-//! first entry is the oldest waiter).
+//! arrival order (`queue.rs`, on the crate's `LinkedSlab`).
 //!
 //! Invariants:
 //! - `WAITING` is set exactly while the queue is not empty, and only a
@@ -40,7 +39,6 @@ use acquire::Acquire;
 use queue::Queue;
 use std::fmt;
 use std::sync::Arc;
-use std::task::Waker;
 
 /// A counting semaphore whose waiters are served in the order they came.
 ///
@@ -147,12 +145,12 @@ impl Semaphore {
     /// fails with [`AcquireError`]. Permits already held stay valid, and
     /// an acquire already served in full still succeeds.
     pub fn close(&self) {
-        let wakers: Vec<Waker> = {
+        let wakers = {
             let mut q = lock(&self.queue);
             self.word.fetch_or(word::CLOSED, Ordering::AcqRel);
             q.take_wakers()
         };
-        wakers.into_iter().for_each(Waker::wake);
+        wakers.wake();
     }
 
     /// Whether [`close`](Semaphore::close) was called.
@@ -295,7 +293,7 @@ impl Semaphore {
             }
             q.hand_out(&self.word, n)
         };
-        wakers.into_iter().for_each(Waker::wake);
+        wakers.wake();
     }
 
     fn too_many_permits() -> ! {
