@@ -19,11 +19,7 @@ pub(super) struct Acquire<'a> {
 
 impl<'a> Acquire<'a> {
     pub(super) fn new(sem: &'a Semaphore, n: usize) -> Acquire<'a> {
-        Acquire {
-            sem,
-            n,
-            key: None,
-        }
+        Acquire { sem, n, key: None }
     }
 
     /// The first poll: take the permits, or queue with those free now.
