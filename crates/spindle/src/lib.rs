@@ -54,6 +54,7 @@ mod scope;
 pub mod signal;
 pub mod sync;
 pub mod task;
+mod task_local;
 pub mod time;
 mod yield_now;
 

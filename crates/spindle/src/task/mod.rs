@@ -24,6 +24,10 @@ pub(crate) use waker::{abort_handle_of, is_task_waker, notify_in_place, wake_all
 /// Where Tokio has it (`tokio::task::JoinSet`); it lives with the other
 /// user-level joins (`scope`, `join_all`), above the schedulers.
 pub use crate::join_set::JoinSet;
+/// Task-local values ([`task_local!`](crate::task_local)); like
+/// `JoinSet`, they live above the schedulers, at the crate root
+/// (`task_local.rs`).
+pub use crate::task_local::{AccessError, LocalKey, TaskLocalFuture};
 pub(crate) use error::panic_message;
 pub use error::JoinError;
 pub(crate) use join::Inline;
