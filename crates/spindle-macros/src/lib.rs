@@ -7,6 +7,7 @@
 //!
 //! #[spindle::main(workers = 4)]
 //! #[spindle::test(flavor = "current_thread")]
+//! #[spindle::test(start_paused = true)]    // the clock paused (spindle::time::pause)
 //! ```
 //!
 //! Written on `proc_macro` alone (no syn/quote) to keep builds fast: the
@@ -25,7 +26,8 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 
 /// Runs an `async fn` test on a fresh spindle runtime (current-thread by
 /// default, like a unit test; `flavor = "multi_thread"` and `workers = N`
-/// are accepted).
+/// are accepted, and `start_paused = true` on the current-thread flavor
+/// starts it with its clock paused).
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     expand(args, item, true)
@@ -34,12 +36,14 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
 struct Config {
     workers: Option<String>,
     current_thread: bool,
+    start_paused: bool,
 }
 
 /// One `key = value` argument of the attribute.
 struct Arg {
     key: Ident,
-    value: Literal,
+    /// A literal, or `true` / `false` (which are identifiers).
+    value: TokenTree,
 }
 
 fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)> {
@@ -47,6 +51,7 @@ fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)
     // Some(true): "current_thread", as said; None: the default (current-
     // thread for tests, multi-thread for main).
     let mut flavor: Option<bool> = None;
+    let mut start_paused: Option<bool> = None;
     for Arg { key, value } in split_args(args)? {
         let twice = || Err((key.span(), format!("`{key}` is given twice")));
         match key.to_string().as_str() {
@@ -54,10 +59,14 @@ fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)
             "workers" => workers = Some(parse_workers(&value)?),
             "flavor" if flavor.is_some() => return twice(),
             "flavor" => flavor = Some(parse_flavor(&value)?),
+            "start_paused" if start_paused.is_some() => return twice(),
+            "start_paused" => start_paused = Some(parse_bool(&key, &value)?),
             other => {
                 return Err((
                     key.span(),
-                    format!("unknown argument `{other}`: use `workers` or `flavor`"),
+                    format!(
+                        "unknown argument `{other}`: use `workers`, `flavor` or `start_paused`"
+                    ),
                 ))
             }
         }
@@ -72,9 +81,19 @@ fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)
             "`workers` needs flavor = \"multi_thread\"".into(),
         ));
     }
+    let start_paused = start_paused.unwrap_or(false);
+    if start_paused && !current_thread {
+        return Err((
+            Span::call_site(),
+            "`start_paused = true` needs the current-thread flavor: a multi-thread \
+             runtime's clock cannot be paused"
+                .into(),
+        ));
+    }
     Ok(Config {
         workers,
         current_thread,
+        start_paused,
     })
 }
 
@@ -98,7 +117,7 @@ fn split_args(args: TokenStream) -> Result<Vec<Arg>, (Span, String)> {
             _ => return Err((key.span(), format!("expected `=` after `{key}`"))),
         }
         let value = match tokens.get(i + 2) {
-            Some(TokenTree::Literal(l)) => l.clone(),
+            Some(v @ (TokenTree::Literal(_) | TokenTree::Ident(_))) => v.clone(),
             _ => return Err((key.span(), format!("expected a value after `{key} =`"))),
         };
         out.push(Arg { key, value });
@@ -112,8 +131,29 @@ fn split_args(args: TokenStream) -> Result<Vec<Arg>, (Span, String)> {
     Ok(out)
 }
 
+/// `start_paused = true | false`.
+fn parse_bool(key: &Ident, value: &TokenTree) -> Result<bool, (Span, String)> {
+    match value.to_string().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        other => Err((
+            value.span(),
+            format!("`{key}` must be `true` or `false`, got {other}"),
+        )),
+    }
+}
+
+/// The value as a literal, or an error naming `what` it should be.
+fn literal<'a>(value: &'a TokenTree, what: &str) -> Result<&'a Literal, (Span, String)> {
+    match value {
+        TokenTree::Literal(l) => Ok(l),
+        other => Err((other.span(), format!("expected {what}, got {other}"))),
+    }
+}
+
 /// `workers = N`: a positive integer, kept as written.
-fn parse_workers(value: &Literal) -> Result<String, (Span, String)> {
+fn parse_workers(value: &TokenTree) -> Result<String, (Span, String)> {
+    let value = literal(value, "a positive integer")?;
     let v = value.to_string();
     match v.parse::<usize>() {
         Ok(n) if n > 0 => Ok(v),
@@ -125,7 +165,8 @@ fn parse_workers(value: &Literal) -> Result<String, (Span, String)> {
 }
 
 /// `flavor = "..."`: whether it is the current-thread one.
-fn parse_flavor(value: &Literal) -> Result<bool, (Span, String)> {
+fn parse_flavor(value: &TokenTree) -> Result<bool, (Span, String)> {
+    let value = literal(value, "\"multi_thread\" or \"current_thread\"")?;
     match value.to_string().as_str() {
         "\"multi_thread\"" => Ok(false),
         "\"current_thread\"" => Ok(true),
@@ -157,6 +198,9 @@ fn expand(args: TokenStream, item: TokenStream, is_test: bool) -> TokenStream {
         return compile_error(body.span(), "expected a function body");
     }
     let builder = match (&cfg.workers, cfg.current_thread) {
+        (_, true) if cfg.start_paused => {
+            "::spindle::Builder::new_current_thread().start_paused(true)".to_string()
+        }
         (_, true) => "::spindle::Builder::new_current_thread()".to_string(),
         (Some(n), false) => format!("::spindle::Builder::new_multi_thread().workers({n})"),
         (None, false) => "::spindle::Builder::new_multi_thread()".to_string(),

@@ -60,7 +60,8 @@ impl<T> Receiver<T> {
     /// timer: call it inside a runtime). Cancel-safe: a timeout takes nothing.
     #[cfg(not(loom))]
     pub async fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
-        self.recv_deadline(deadline_after(timeout)).await
+        self.recv_deadline(crate::time::deadline_after(timeout))
+            .await
     }
 
     /// Like [`Receiver::recv`], giving up at `deadline`.

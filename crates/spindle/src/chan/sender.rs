@@ -83,7 +83,8 @@ impl<T> Sender<T> {
         value: T,
         timeout: Duration,
     ) -> Result<(), SendTimeoutError<T>> {
-        self.send_deadline(value, deadline_after(timeout)).await
+        let deadline = crate::time::deadline_after(timeout);
+        self.send_deadline(value, deadline).await
     }
 
     /// Like [`Sender::send`], giving up at `deadline`.

@@ -17,6 +17,7 @@
 //!   driver; `time::Sleep` calls it when it arms a new earliest timer
 //!   (`driver/timers.rs` has that handshake).
 
+pub(crate) mod clock;
 pub(crate) mod park;
 #[cfg(not(any(loom, miri)))]
 pub(crate) mod reactor;
@@ -52,9 +53,10 @@ pub(crate) struct Driver {
 pub(crate) struct DriverGuard<'a>(&'a Driver);
 
 impl Driver {
-    pub(crate) fn new(shards: usize) -> std::io::Result<Driver> {
+    /// `clock`: pausable only for a current-thread runtime (`clock.rs`).
+    pub(crate) fn new(shards: usize, clock: clock::Clock) -> std::io::Result<Driver> {
         Ok(Driver {
-            timers: Timers::new(shards),
+            timers: Timers::new(shards, clock),
             #[cfg(not(any(loom, miri)))]
             io: reactor::Reactor::new()?,
             waiter: park::Parker::new(),
@@ -202,7 +204,7 @@ mod loom_model {
     #[test]
     fn a_timer_armed_during_the_drivers_turn_is_not_missed() {
         loom::model(|| {
-            let driver = Arc::new(Driver::new(2).unwrap());
+            let driver = Arc::new(Driver::new(2, clock::Clock::new(false, false)).unwrap());
             let base = Instant::now();
             let (far, _) = file(&driver, 0, base + Duration::from_secs(3600));
             arm_during_a_turn(driver.clone(), base);
@@ -218,7 +220,7 @@ mod loom_model {
     #[test]
     fn a_timer_armed_behind_one_that_fires_is_not_missed() {
         loom::model(|| {
-            let driver = Arc::new(Driver::new(2).unwrap());
+            let driver = Arc::new(Driver::new(2, clock::Clock::new(false, false)).unwrap());
             let base = Instant::now();
             let (far, _) = file(&driver, 0, base + Duration::from_secs(3600));
             file(&driver, 0, base + Duration::from_millis(1));

@@ -29,6 +29,7 @@
 //! Ticks are milliseconds since the runtime's epoch. A deadline rounds *up*
 //! to a tick and the clock rounds *down*, so a timer never fires early.
 
+use super::clock::Clock;
 use super::wheel::{Key, Wheel};
 use crate::loom::{lock, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::SeqCst};
 use std::task::Waker;
@@ -41,6 +42,8 @@ const TICK_NS: u128 = RESOLUTION.as_nanos();
 const FIRE_BATCH: usize = 1024;
 
 pub(crate) struct Timers {
+    /// The time every deadline is compared with (virtual while paused).
+    pub(crate) clock: Clock,
     epoch: Instant,
     shards: Box<[CachePadded<Mutex<Wheel>>]>,
     next: AtomicU64,
@@ -69,9 +72,10 @@ pub(crate) enum Armed {
 }
 
 impl Timers {
-    pub(crate) fn new(shards: usize) -> Timers {
+    pub(crate) fn new(shards: usize, clock: Clock) -> Timers {
         Timers {
-            epoch: Instant::now(),
+            epoch: clock.now(),
+            clock,
             shards: (0..shards.max(1))
                 .map(|_| CachePadded(Mutex::new(Wheel::new())))
                 .collect(),
@@ -149,23 +153,36 @@ impl Timers {
     /// Whether a timer may be due now (cheap: one load and a clock read).
     pub(crate) fn maybe_due(&self) -> bool {
         let next = self.next.load(SeqCst);
-        next != u64::MAX && next <= self.now_tick(Instant::now())
+        next != u64::MAX && next <= self.now_tick(self.clock.now())
     }
 
-    /// How long the driver may block before the next timer is due.
+    /// How long the driver may block before the next timer is due;
+    /// `None` (until notified) while the clock is paused, since a paused
+    /// clock does not reach a deadline by waiting.
     pub(crate) fn until_next(&self) -> Option<Duration> {
+        if self.clock.is_paused() {
+            return None;
+        }
         match self.next.load(SeqCst) {
             u64::MAX => None,
             tick => Some(self.tick_instant(tick).map_or(Duration::MAX, |t| {
-                t.saturating_duration_since(Instant::now())
+                t.saturating_duration_since(self.clock.now())
             })),
+        }
+    }
+
+    /// When the earliest armed timer is due (a lower bound), if any.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        match self.next.load(SeqCst) {
+            u64::MAX => None,
+            tick => self.tick_instant(tick),
         }
     }
 
     /// Fires every due timer, waking its task; returns how many fired.
     /// Called only by the holder of the driver lock.
     pub(crate) fn process(&self) -> usize {
-        let now = self.now_tick(Instant::now());
+        let now = self.now_tick(self.clock.now());
         self.next.store(u64::MAX, SeqCst);
         let mut fired = 0;
         let mut wakers = lock(&self.due);
@@ -225,7 +242,7 @@ mod tests {
     /// again (the waker would hold its task for good).
     #[test]
     fn after_shutdown_no_timer_keeps_a_waker() {
-        let timers = Timers::new(2);
+        let timers = Timers::new(2, Clock::new(false, false));
         let inner = Arc::new(Nothing);
         let waker = Waker::from(inner.clone());
         let far = Instant::now() + Duration::from_secs(3600);
@@ -262,7 +279,7 @@ mod tests {
                 self.0.fetch_add(1, SeqCst);
             }
         }
-        let timers = Timers::new(2);
+        let timers = Timers::new(2, Clock::new(false, false));
         let count = Arc::new(Count(AtomicUsize::new(0)));
         let soon = Instant::now() + Duration::from_millis(1);
         let far = Instant::now() + Duration::from_secs(3600);

@@ -150,6 +150,13 @@ impl Pool {
         }
     }
 
+    /// Jobs running or waiting for a thread: while any is, a paused clock
+    /// does not auto-advance (`current_thread::auto_advance`).
+    pub(crate) fn busy(&self) -> usize {
+        let state = lock(&self.state);
+        state.threads.saturating_sub(state.idle) + state.queue.len()
+    }
+
     pub(crate) fn metrics(&self) -> BlockingMetrics {
         let state = lock(&self.state);
         BlockingMetrics {

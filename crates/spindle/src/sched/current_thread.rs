@@ -16,6 +16,7 @@ use super::inline::InlineRuns;
 use super::lifo_stack::CAPACITY as LIFO_CAPACITY;
 use super::metrics::{bump, RuntimeMetrics, WorkerCounters};
 use super::{current_core, CoreGuard, CoreRef, Handle, HandleInner};
+use crate::driver::clock::Clock;
 use crate::driver::park::Parker;
 use crate::driver::Driver;
 use crate::loom::{lock, Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering::*};
@@ -68,8 +69,12 @@ pub(crate) struct DriverCtx {
 }
 
 impl Shared {
-    pub(crate) fn new(blocking: Arc<Pool>, coop_budget: u32) -> std::io::Result<Arc<Shared>> {
-        let driver = Arc::new(Driver::new(1)?);
+    pub(crate) fn new(
+        blocking: Arc<Pool>,
+        coop_budget: u32,
+        start_paused: bool,
+    ) -> std::io::Result<Arc<Shared>> {
+        let driver = Arc::new(Driver::new(1, Clock::new(true, start_paused))?);
         Ok(Arc::new(Shared {
             inject: Inject::new(),
             registry: Registry::new(1),
@@ -408,7 +413,10 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
             continue;
         }
         let driver = shared.driver.try_lock();
-        if idle {
+        if idle && driver.as_ref().is_some_and(|d| auto_advance(shared, d)) {
+            // Ready I/O served, or the paused clock jumped to the next
+            // timer: fire it below and run what it woke.
+        } else if idle {
             bump(&shared.counters.parks, 1);
             match &driver {
                 Some(driver) => shared.parker.park_on_driver(driver),
@@ -422,4 +430,24 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
             driver.dispatch();
         }
     }
+}
+
+/// With the clock paused and nothing to run: serves ready I/O first and,
+/// if that woke nothing and no blocking call is in flight (its result may
+/// be what the tasks wait for), moves the clock to the next timer's
+/// deadline, as Tokio's paused clock does. Returns whether it made
+/// progress (woke a task, or moved the clock for the caller to fire the
+/// timer), so that the caller does not park.
+fn auto_advance(shared: &Shared, driver: &crate::driver::DriverGuard<'_>) -> bool {
+    let timers = &shared.driver.timers;
+    if !timers.clock.is_paused() || shared.blocking.busy() > 0 {
+        return false;
+    }
+    driver.poll_now();
+    if driver.dispatch() > 0 {
+        return true;
+    }
+    timers
+        .next_deadline()
+        .is_some_and(|at| timers.clock.advance_to(at))
 }

@@ -34,7 +34,7 @@ pub enum MissedTicks {
 /// # Panics
 /// If `period` is zero.
 pub fn interval(period: Duration) -> Interval {
-    interval_at(Instant::now(), period)
+    interval_at(super::now(), period)
 }
 
 /// Ticks every `period`, the first tick at `start`.
@@ -79,7 +79,7 @@ impl Interval {
         let Some(due) = self.next else {
             return Poll::Pending;
         };
-        self.next = next_tick(self.missed, due, Instant::now(), self.period);
+        self.next = next_tick(self.missed, due, super::now(), self.period);
         self.sleep.set_deadline(self.next);
         Poll::Ready(due)
     }
@@ -101,7 +101,7 @@ impl Interval {
 
     /// Restarts the schedule: the next tick one period from now.
     pub fn reset(&mut self) {
-        self.next = Instant::now().checked_add(self.period);
+        self.next = super::now().checked_add(self.period);
         self.sleep.set_deadline(self.next);
     }
 }

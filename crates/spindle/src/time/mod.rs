@@ -7,6 +7,11 @@
 //! millisecond; a timer **never fires early**: its deadline rounds up to a
 //! tick, the clock rounds down.
 //!
+//! Time can be paused for tests ([`pause`], [`advance`], [`resume`],
+//! `Builder::start_paused`, `#[spindle::test(start_paused = true)]`):
+//! timers then follow a virtual clock, read with [`now`], that moves only
+//! when advanced or when every task is idle (`pause.rs`).
+//!
 //! A zero or past duration is ready at once (no timer is armed). A deadline
 //! too far to represent (`Duration::MAX`) waits forever. Timers are
 //! runtime-bound: a [`Sleep`] first polled outside any spindle runtime
@@ -28,10 +33,14 @@
 //! ```
 
 mod interval;
+mod pause;
 mod sleep;
 mod timeout;
 
 pub use interval::{interval, interval_at, Interval, MissedTicks};
+pub use pause::{advance, now, pause, resume};
+#[cfg(not(loom))]
+pub(crate) use sleep::deadline_after;
 pub use sleep::{sleep, sleep_until, Sleep};
 pub use std::time::{Duration, Instant};
 pub use timeout::{timeout, timeout_at, Elapsed, Timeout};

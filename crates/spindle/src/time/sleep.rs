@@ -28,7 +28,17 @@ use std::time::{Duration, Instant};
 /// When first polled outside a spindle runtime.
 pub fn sleep(duration: Duration) -> Sleep {
     // A deadline past what `Instant` can hold means "never".
-    Sleep::new(Instant::now().checked_add(duration), duration.is_zero())
+    Sleep::new(super::now().checked_add(duration), duration.is_zero())
+}
+
+/// `timeout` from the runtime's [`now`](super::now), for the async timed
+/// operations built on a deadline; a timeout past what `Instant` holds is
+/// a century, which no test or program waits out.
+#[cfg(not(loom))]
+pub(crate) fn deadline_after(timeout: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+    let now = super::now();
+    now.checked_add(timeout).unwrap_or(now + CENTURY)
 }
 
 /// Waits until `deadline` (in the past: ready at once).
@@ -79,7 +89,7 @@ impl Sleep {
 
     /// Whether the deadline has been reached (reads the clock).
     pub fn is_elapsed(&self) -> bool {
-        self.elapsed_at(Instant::now())
+        self.elapsed_at(super::now())
     }
 
     /// Moves the deadline (earlier or later), re-arming on the next poll.
@@ -117,7 +127,7 @@ impl Future for Sleep {
                     return Poll::Ready(());
                 }
                 Timer::Unarmed { check_clock } => {
-                    if check_clock && this.elapsed_at(Instant::now()) {
+                    if check_clock && this.elapsed_at(super::now()) {
                         return Poll::Ready(()); // also every poll after completion
                     }
                 }

@@ -9,6 +9,7 @@
 //! so spawning and freeing tasks costs no atomic read-modify-write on a reference count.
 
 use super::Core;
+use crate::driver::clock::Clock;
 use crate::driver::park::Parker;
 use crate::driver::Driver;
 use crate::loom::{Arc, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::*};
@@ -292,7 +293,7 @@ pub(crate) fn build(
     config: Config,
     blocking: Arc<Pool>,
 ) -> std::io::Result<(Arc<Shared>, Vec<Core>)> {
-    let driver = Arc::new(Driver::new(workers)?);
+    let driver = Arc::new(Driver::new(workers, Clock::new(false, false))?);
     // Before any worker borrows its core (`core_slot.rs`).
     crate::asym_fence::register();
     let mut remotes = Vec::with_capacity(workers);

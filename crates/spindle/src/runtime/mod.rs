@@ -13,6 +13,9 @@ use std::fmt;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
+mod build_error;
+pub use build_error::BuildError;
+
 /// Which scheduler a [`Builder`] makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
@@ -40,6 +43,7 @@ pub struct Builder {
     /// `None`: from `SPINDLE_TRACK_SPAWNS`.
     track_spawns: Option<bool>,
     coop_budget: u32,
+    start_paused: bool,
 }
 
 /// The usual slow-poll threshold (see [`Builder::slow_poll_threshold`]).
@@ -47,45 +51,6 @@ pub const DEFAULT_SLOW_POLL: Duration = Duration::from_micros(50);
 
 /// Default [`Builder::handoff_after`].
 pub const DEFAULT_HANDOFF_AFTER: Duration = Duration::from_millis(1);
-
-/// Why a runtime could not be built.
-#[derive(Debug)]
-pub enum BuildError {
-    /// `workers(0)`, or `SPINDLE_WORKERS` not a positive integer.
-    InvalidWorkers(String),
-    /// An environment setting (`SPINDLE_SLOW_POLL_US`, `SPINDLE_TRACK_SPAWNS`)
-    /// that does not parse.
-    InvalidEnv(String),
-    /// `coop_budget(0)`: a task could then complete no operation at all.
-    InvalidBudget(String),
-    /// The OS refused a worker thread.
-    Spawn(std::io::Error),
-    /// The I/O driver (epoll) could not be created.
-    Driver(std::io::Error),
-}
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BuildError::InvalidWorkers(why) => write!(f, "invalid worker count: {why}"),
-            BuildError::InvalidEnv(why) => write!(f, "invalid environment setting: {why}"),
-            BuildError::InvalidBudget(why) => write!(f, "invalid cooperative budget: {why}"),
-            BuildError::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
-            BuildError::Driver(e) => write!(f, "could not create the I/O driver: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for BuildError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            BuildError::Spawn(e) | BuildError::Driver(e) => Some(e),
-            BuildError::InvalidWorkers(_)
-            | BuildError::InvalidEnv(_)
-            | BuildError::InvalidBudget(_) => None,
-        }
-    }
-}
 
 impl fmt::Debug for Builder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -125,6 +90,7 @@ impl Builder {
             dump_on_sigquit: false,
             track_spawns: None,
             coop_budget: crate::task::coop::DEFAULT_BUDGET,
+            start_paused: false,
         }
     }
 
@@ -269,8 +235,20 @@ impl Builder {
         self
     }
 
+    /// Starts a current-thread runtime with its clock paused
+    /// ([`crate::time::pause`]): timers fire only when the clock is
+    /// advanced, or when every task is idle and the clock jumps to the
+    /// next timer. `build` refuses it on a multi-thread runtime.
+    pub fn start_paused(mut self, paused: bool) -> Builder {
+        self.start_paused = paused;
+        self
+    }
+
     /// Starts the runtime.
     pub fn build(self) -> Result<Runtime, BuildError> {
+        if self.start_paused && self.flavor == Flavor::MultiThread {
+            return Err(BuildError::PausedMultiThread);
+        }
         if self.coop_budget == 0 {
             return Err(BuildError::InvalidBudget(
                 "coop_budget(0) would refuse every operation; use at least 1, \
@@ -287,8 +265,12 @@ impl Builder {
             Flavor::CurrentThread => Runtime {
                 handle: Handle {
                     inner: HandleInner::Current(
-                        current_thread::Shared::new(pool.clone(), self.coop_budget)
-                            .map_err(BuildError::Driver)?,
+                        current_thread::Shared::new(
+                            pool.clone(),
+                            self.coop_budget,
+                            self.start_paused,
+                        )
+                        .map_err(BuildError::Driver)?,
                     ),
                 },
                 workers: 1,
