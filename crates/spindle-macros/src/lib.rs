@@ -8,6 +8,8 @@
 //! #[spindle::main(workers = 4)]
 //! #[spindle::test(flavor = "current_thread")]
 //! #[spindle::test(start_paused = true)]    // the clock paused (spindle::time::pause)
+//! #[spindle::test(deterministic)]          // seeded schedule: SPINDLE_SEED, else seed 1
+//! #[spindle::test(seed = 42)]              // seeded schedule with this seed
 //! ```
 //!
 //! Written on `proc_macro` alone (no syn/quote) to keep builds fast: the
@@ -27,7 +29,8 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Runs an `async fn` test on a fresh spindle runtime (current-thread by
 /// default, like a unit test; `flavor = "multi_thread"` and `workers = N`
 /// are accepted, and `start_paused = true` on the current-thread flavor
-/// starts it with its clock paused).
+/// starts it with its clock paused). `deterministic` or `seed = N` runs it
+/// on `Builder::new_deterministic` (seed `N`, else `SPINDLE_SEED`, else 1).
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     expand(args, item, true)
@@ -37,13 +40,17 @@ struct Config {
     workers: Option<String>,
     current_thread: bool,
     start_paused: bool,
+    /// A deterministic runtime: `Some(None)` takes the seed from the
+    /// environment, `Some(Some(n))` is `seed = n`.
+    deterministic: Option<Option<String>>,
 }
 
 /// One `key = value` argument of the attribute.
 struct Arg {
     key: Ident,
-    /// A literal, or `true` / `false` (which are identifiers).
-    value: TokenTree,
+    /// A literal, or `true` / `false` (which are identifiers); `None` for
+    /// a bare flag (`deterministic`).
+    value: Option<TokenTree>,
 }
 
 fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)> {
@@ -52,20 +59,40 @@ fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)
     // thread for tests, multi-thread for main).
     let mut flavor: Option<bool> = None;
     let mut start_paused: Option<bool> = None;
+    let mut deterministic: Option<Option<String>> = None;
     for Arg { key, value } in split_args(args)? {
         let twice = || Err((key.span(), format!("`{key}` is given twice")));
-        match key.to_string().as_str() {
+        let name = key.to_string();
+        if name == "deterministic" && value.is_none() {
+            if deterministic.is_some() {
+                return twice();
+            }
+            deterministic = Some(None);
+            continue;
+        }
+        let Some(value) = value else {
+            return Err((key.span(), format!("expected `=` after `{key}`")));
+        };
+        match name.as_str() {
             "workers" if workers.is_some() => return twice(),
             "workers" => workers = Some(parse_workers(&value)?),
             "flavor" if flavor.is_some() => return twice(),
             "flavor" => flavor = Some(parse_flavor(&value)?),
             "start_paused" if start_paused.is_some() => return twice(),
             "start_paused" => start_paused = Some(parse_bool(&key, &value)?),
+            "seed" if deterministic.is_some() => {
+                return Err((
+                    key.span(),
+                    "`seed` and `deterministic` are given both".into(),
+                ))
+            }
+            "seed" => deterministic = Some(Some(parse_seed(&value)?)),
             other => {
                 return Err((
                     key.span(),
                     format!(
-                        "unknown argument `{other}`: use `workers`, `flavor` or `start_paused`"
+                        "unknown argument `{other}`: use `workers`, `flavor`, `start_paused`, \
+                         `deterministic` or `seed`"
                     ),
                 ))
             }
@@ -82,6 +109,12 @@ fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)
         ));
     }
     let start_paused = start_paused.unwrap_or(false);
+    if deterministic.is_some() && (flavor == Some(false) || workers.is_some()) {
+        return Err((
+            Span::call_site(),
+            "a deterministic test runs on one thread: drop `flavor` and `workers`".into(),
+        ));
+    }
     if start_paused && !current_thread {
         return Err((
             Span::call_site(),
@@ -94,6 +127,7 @@ fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)
         workers,
         current_thread,
         start_paused,
+        deterministic,
     })
 }
 
@@ -114,13 +148,26 @@ fn split_args(args: TokenStream) -> Result<Vec<Arg>, (Span, String)> {
         };
         match tokens.get(i + 1) {
             Some(TokenTree::Punct(p)) if p.as_char() == '=' => {}
+            // A bare flag: the next token, if any, must be a comma.
+            None => {
+                out.push(Arg { key, value: None });
+                break;
+            }
+            Some(TokenTree::Punct(p)) if p.as_char() == ',' => {
+                out.push(Arg { key, value: None });
+                i += 2;
+                continue;
+            }
             _ => return Err((key.span(), format!("expected `=` after `{key}`"))),
         }
         let value = match tokens.get(i + 2) {
             Some(v @ (TokenTree::Literal(_) | TokenTree::Ident(_))) => v.clone(),
             _ => return Err((key.span(), format!("expected a value after `{key} =`"))),
         };
-        out.push(Arg { key, value });
+        out.push(Arg {
+            key,
+            value: Some(value),
+        });
         i += 3;
         match tokens.get(i) {
             None => {}
@@ -129,6 +176,19 @@ fn split_args(args: TokenStream) -> Result<Vec<Arg>, (Span, String)> {
         }
     }
     Ok(out)
+}
+
+/// `seed = N`: a whole number, kept as written.
+fn parse_seed(value: &TokenTree) -> Result<String, (Span, String)> {
+    let value = literal(value, "a whole number")?;
+    let v = value.to_string();
+    match v.parse::<u64>() {
+        Ok(_) => Ok(v),
+        Err(_) => Err((
+            value.span(),
+            format!("`seed` must be a whole number, got {v}"),
+        )),
+    }
 }
 
 /// `start_paused = true | false`.
@@ -198,6 +258,13 @@ fn expand(args: TokenStream, item: TokenStream, is_test: bool) -> TokenStream {
         return compile_error(body.span(), "expected a function body");
     }
     let builder = match (&cfg.workers, cfg.current_thread) {
+        _ if cfg.deterministic.is_some() => {
+            let seed = match &cfg.deterministic {
+                Some(Some(n)) => format!("{n}u64"),
+                _ => "::spindle::test::seed_from_env(1)".to_string(),
+            };
+            format!("::spindle::Builder::new_deterministic({seed})")
+        }
         (_, true) if cfg.start_paused => {
             "::spindle::Builder::new_current_thread().start_paused(true)".to_string()
         }

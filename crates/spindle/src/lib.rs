@@ -55,6 +55,7 @@ pub mod signal;
 pub mod sync;
 pub mod task;
 mod task_local;
+pub mod test;
 pub mod time;
 mod yield_now;
 

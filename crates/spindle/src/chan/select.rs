@@ -34,15 +34,10 @@
 //! only its own value, which never entered the channel. (Rendezvous sends are
 //! the exception documented in `chan/mod.rs`.)
 
-use crate::rand::xorshift32;
-use std::cell::Cell;
+use crate::rand::{with_thread_rng, xorshift32};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, RawWaker, RawWakerVTable, Waker};
-
-thread_local! {
-    static RNG: Cell<u32> = Cell::new(seed());
-}
 
 /// `select!`'s future around its poll function (module docs, "Cooperative
 /// budget").
@@ -117,27 +112,19 @@ pub(crate) fn probing(cx: &Context<'_>) -> bool {
     cx.waker().will_wake(&PROBE)
 }
 
-fn seed() -> u32 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_usize(&h as *const _ as usize);
-    (h.finish() as u32) | 1
-}
-
 /// Shuffles `order` in place (Fisher–Yates over `xorshift32`, `rand.rs`;
 /// not for cryptography), reading and writing the thread's random state
 /// once.
 #[doc(hidden)]
 pub fn shuffle(order: &mut [usize]) {
-    RNG.with(|c| {
-        let mut x = c.get();
+    with_thread_rng(|mut x| {
         for i in (1..order.len()).rev() {
             x = xorshift32(x);
             // A number in 0..=i by multiply-shift (no division).
             let j = ((x as u64 * (i as u64 + 1)) >> 32) as usize;
             order.swap(i, j);
         }
-        c.set(x);
+        (x, ())
     })
 }
 

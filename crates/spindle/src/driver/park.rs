@@ -151,6 +151,13 @@ impl Parker {
     }
 }
 
+impl Parker {
+    /// Whether an unpark is pending (the next park would return at once).
+    pub(crate) fn has_notification(&self) -> bool {
+        self.state.load(SeqCst) == NOTIFIED
+    }
+}
+
 #[cfg(all(test, loom))]
 impl Parker {
     /// Consumes a pending notification (models check one was sent).

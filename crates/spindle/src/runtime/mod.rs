@@ -44,6 +44,8 @@ pub struct Builder {
     track_spawns: Option<bool>,
     coop_budget: u32,
     start_paused: bool,
+    /// A deterministic runtime's seed (`new_deterministic`).
+    seed: Option<u64>,
 }
 
 /// The usual slow-poll threshold (see [`Builder::slow_poll_threshold`]).
@@ -91,6 +93,23 @@ impl Builder {
             track_spawns: None,
             coop_budget: crate::task::coop::DEFAULT_BUDGET,
             start_paused: false,
+            seed: None,
+        }
+    }
+
+    /// A deterministic runtime for tests: one thread, its clock paused
+    /// (timers follow virtual time, `crate::time::pause`), and the next
+    /// task to run picked at random from `seed` instead of in FIFO order,
+    /// so that a test can run under many schedules
+    /// ([`crate::test::explore`]) and any run replays exactly from its
+    /// seed. When every task waits and nothing can wake one, `block_on`
+    /// panics with the seed instead of hanging. Work must stay on the
+    /// runtime (other threads' wake-ups come in an order of their own).
+    pub fn new_deterministic(seed: u64) -> Builder {
+        Builder {
+            seed: Some(seed),
+            start_paused: true,
+            ..Builder::new_current_thread()
         }
     }
 
@@ -269,6 +288,7 @@ impl Builder {
                             pool.clone(),
                             self.coop_budget,
                             self.start_paused,
+                            self.seed,
                         )
                         .map_err(BuildError::Driver)?,
                     ),

@@ -10,7 +10,13 @@
 //! Every `EVENT_INTERVAL` tasks the driver polls the `block_on` future if it
 //! was woken, and every `GLOBAL_POLL_INTERVAL` tasks it takes from the
 //! injector first, so neither can starve behind a busy local queue.
+//!
+//! A deterministic runtime (`Builder::new_deterministic`) is this
+//! scheduler with a paused clock and a seeded pick of the next task in
+//! place of the FIFO (`deterministic.rs`); when nothing can ever run again
+//! it panics with the seed and the runtime's dump instead of hanging.
 
+use super::deterministic::SeededPick;
 use super::inject::Inject;
 use super::inline::InlineRuns;
 use super::lifo_stack::CAPACITY as LIFO_CAPACITY;
@@ -54,6 +60,8 @@ pub(crate) struct Shared {
 pub(crate) struct Core {
     queue: VecDeque<Notified>,
     tick: u32,
+    /// A deterministic runtime's schedule; `None`: FIFO.
+    seeded: Option<SeededPick>,
 }
 
 /// The driving thread's state while inside `block_on`; `CORE` points here.
@@ -69,12 +77,16 @@ pub(crate) struct DriverCtx {
 }
 
 impl Shared {
+    /// `seed`: a deterministic runtime (`deterministic.rs`), whose clock
+    /// starts paused whatever `start_paused` says.
     pub(crate) fn new(
         blocking: Arc<Pool>,
         coop_budget: u32,
         start_paused: bool,
+        seed: Option<u64>,
     ) -> std::io::Result<Arc<Shared>> {
-        let driver = Arc::new(Driver::new(1, Clock::new(true, start_paused))?);
+        let paused = start_paused || seed.is_some();
+        let driver = Arc::new(Driver::new(1, Clock::new(true, paused))?);
         Ok(Arc::new(Shared {
             inject: Inject::new(),
             registry: Registry::new(1),
@@ -84,6 +96,7 @@ impl Shared {
             core: Mutex::new(Some(Box::new(Core {
                 queue: VecDeque::with_capacity(256),
                 tick: 0,
+                seeded: seed.map(SeededPick::new),
             }))),
             core_free: Condvar::new(),
             counters: WorkerCounters::default(),
@@ -321,7 +334,9 @@ impl DriverCtx {
                 let mut guard = self.core.borrow_mut();
                 let core = guard.as_mut().expect("driver core went missing");
                 core.tick = core.tick.wrapping_add(1);
-                if core.tick.is_multiple_of(GLOBAL_POLL_INTERVAL) {
+                if let Some(seeded) = &mut core.seeded {
+                    seeded.next(&mut core.queue, &shared.inject)
+                } else if core.tick.is_multiple_of(GLOBAL_POLL_INTERVAL) {
                     shared.inject.pop().or_else(|| core.queue.pop_front())
                 } else {
                     core.queue.pop_front().or_else(|| {
@@ -389,6 +404,15 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
         }
     }
     let _release = Release(&ctx);
+    let seed = ctx
+        .core
+        .borrow()
+        .as_ref()
+        .and_then(|c| c.seeded.as_ref())
+        .map(SeededPick::seed);
+    if let Some(seed) = seed {
+        crate::rand::seed_thread(seed);
+    }
     let _guard = CoreGuard::enter(CoreRef::Current(&ctx));
     let _budget = coop::Scope::enter(shared.coop_budget);
 
@@ -416,6 +440,9 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
         if idle && driver.as_ref().is_some_and(|d| auto_advance(shared, d)) {
             // Ready I/O served, or the paused clock jumped to the next
             // timer: fire it below and run what it woke.
+        } else if idle && seed.is_some() && stuck_for_good(shared) {
+            drop(driver);
+            panic!("{}", deadlock_report(shared, seed.unwrap_or_default()));
         } else if idle {
             bump(&shared.counters.parks, 1);
             match &driver {
@@ -450,4 +477,24 @@ fn auto_advance(shared: &Shared, driver: &crate::driver::DriverGuard<'_>) -> boo
     timers
         .next_deadline()
         .is_some_and(|at| timers.clock.advance_to(at))
+}
+
+/// A deterministic runtime with nothing to run: whether nothing can ever
+/// wake a task again (no timer armed, no socket registered, no blocking
+/// call in flight, no wake pending from another thread).
+fn stuck_for_good(shared: &Shared) -> bool {
+    shared.driver.timers.next_deadline().is_none()
+        && !shared.driver.has_io()
+        && shared.blocking.busy() == 0
+        && shared.inject.is_empty()
+        && !shared.parker.has_notification()
+}
+
+/// The panic message of a deterministic runtime that can never progress.
+fn deadlock_report(shared: &Shared, seed: u64) -> String {
+    format!(
+        "deterministic runtime (seed {seed}): every task is waiting and nothing can wake one \
+         (no timer, no socket, no blocking call): a deadlock. Replay with SPINDLE_SEED={seed}.\n{}",
+        shared.metrics()
+    )
 }

@@ -15,6 +15,7 @@
 pub(crate) mod blocking;
 mod core_slot;
 pub(crate) mod current_thread;
+mod deterministic;
 pub(crate) mod diagnostics;
 mod idle;
 mod inject;
