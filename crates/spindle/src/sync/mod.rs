@@ -40,7 +40,7 @@ mod semaphore;
 mod wait_group;
 
 pub use barrier::{Barrier, BarrierWaitResult};
-pub use mutex::{Mutex, MutexGuard, OwnedMutexGuard, TryLockError};
+pub use mutex::{Lock, Mutex, MutexGuard, OwnedMutexGuard, TryLockError};
 pub use notify::{Notified, Notify};
 pub use once_cell::{OnceCell, SetError};
 pub use rwlock::{

@@ -7,12 +7,15 @@
 //! (`self`), each of which rules out every other access. No poisoning: a
 //! panic while holding a guard just releases the lock.
 
-use super::semaphore::Semaphore;
+use super::semaphore::{Acquire, Semaphore};
 use std::cell::UnsafeCell;
 use std::fmt;
+use std::future::Future;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 /// An async mutual-exclusion lock whose waiters get it in the order they
 /// asked.
@@ -35,6 +38,45 @@ unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
 // SAFETY: as for `Send`: `&Mutex<T>` gives `&mut T` to one holder at a
 // time, never `&T` to two threads at once.
 unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
+
+/// The future of [`Mutex::lock`]. Its first poll takes a free lock with
+/// one compare-exchange and builds no acquire; only a lock that is held
+/// queues (and the queue is the semaphore's, so fair and cancel-safe).
+#[must_use = "futures do nothing unless polled"]
+pub struct Lock<'a, T: ?Sized> {
+    mutex: &'a Mutex<T>,
+    /// The queued acquire of the one permit, once the lock was found held.
+    acquire: Option<Acquire<'a>>,
+}
+
+impl<'a, T: ?Sized> Future for Lock<'a, T> {
+    type Output = MutexGuard<'a, T>;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<MutexGuard<'a, T>> {
+        let this = &mut *self;
+        let mutex = this.mutex;
+        let acquire = match &mut this.acquire {
+            Some(acquire) => acquire,
+            None if mutex.sem.try_take(1).is_ok() => return Poll::Ready(mutex.guard()),
+            None => this.acquire.insert(Acquire::new(&mutex.sem, 1)),
+        };
+        match Pin::new(acquire).poll(cx) {
+            // The permit is ours now; the guard gives it back.
+            Poll::Ready(Ok(())) => Poll::Ready(mutex.guard()),
+            Poll::Ready(Err(_)) => unreachable!("a mutex's semaphore is never closed"),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<T: ?Sized> fmt::Debug for Lock<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Lock")
+            .field("queued", &self.acquire.is_some())
+            .finish_non_exhaustive()
+    }
+}
 
 /// `try_lock` found the mutex locked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,16 +108,10 @@ impl<T> Mutex<T> {
 impl<T: ?Sized> Mutex<T> {
     /// Waits for the lock. Cancel-safe: dropped while waiting, it gives
     /// up its place and passes on a hand-over it had already received.
-    pub async fn lock(&self) -> MutexGuard<'_, T> {
-        // A free lock is taken without building the acquire future; the
-        // semaphore is never closed, so neither path can fail.
-        if self.sem.try_take(1).is_err() {
-            let permit = self.sem.acquire().await.expect("a mutex is never closed");
-            permit.forget(); // the guard gives the permit back
-        }
-        MutexGuard {
-            lock: self,
-            _value: PhantomData,
+    pub fn lock(&self) -> Lock<'_, T> {
+        Lock {
+            mutex: self,
+            acquire: None,
         }
     }
 
@@ -112,6 +148,14 @@ impl<T: ?Sized> Mutex<T> {
 
     fn unlock(&self) {
         self.sem.release(1);
+    }
+
+    /// The guard of a lock just taken (its permit held and forgotten).
+    fn guard(&self) -> MutexGuard<'_, T> {
+        MutexGuard {
+            lock: self,
+            _value: PhantomData,
+        }
     }
 }
 

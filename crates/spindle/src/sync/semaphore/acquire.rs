@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 
 /// A pending acquire of `n` permits; its permits belong to the caller once
 /// it returns `Ready(Ok)`. Dropped before that, it gives back what it held.
-pub(super) struct Acquire<'a> {
+pub(in crate::sync) struct Acquire<'a> {
     sem: &'a Semaphore,
     n: usize,
     /// Its key in the queue, once queued.
@@ -18,7 +18,7 @@ pub(super) struct Acquire<'a> {
 }
 
 impl<'a> Acquire<'a> {
-    pub(super) fn new(sem: &'a Semaphore, n: usize) -> Acquire<'a> {
+    pub(in crate::sync) fn new(sem: &'a Semaphore, n: usize) -> Acquire<'a> {
         Acquire { sem, n, key: None }
     }
 

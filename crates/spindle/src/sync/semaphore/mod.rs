@@ -32,10 +32,10 @@ mod permit;
 mod queue;
 mod word;
 
+pub(in crate::sync) use acquire::Acquire;
 pub use permit::{OwnedSemaphorePermit, SemaphorePermit};
 
 use crate::loom::{lock, AtomicUsize, Mutex, Ordering};
-use acquire::Acquire;
 use queue::Queue;
 use std::fmt;
 use std::sync::Arc;
