@@ -1,6 +1,6 @@
 //! The one place that picks `std` or `loom` primitives.
 //!
-//! Every atomic, cell, mutex, condvar and thread the runtime uses comes from
+//! Every atomic, cell, lock, condvar and thread the runtime uses comes from
 //! here, so that the loom models (`RUSTFLAGS="--cfg loom" cargo test -p
 //! spindle --release --test loom_*`) explore the real code, not a copy.
 //!
@@ -13,7 +13,7 @@ pub(crate) use loom::{
     hint::spin_loop,
     sync::{
         atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering},
-        Arc, Condvar, Mutex, MutexGuard,
+        Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
     },
 };
 
@@ -27,7 +27,7 @@ pub(crate) use std::{
     hint::spin_loop,
     sync::{
         atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering},
-        Arc, Condvar, Mutex, MutexGuard,
+        Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
     },
 };
 
@@ -74,6 +74,30 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
         Err(p) => p.into_inner(),
         #[cfg(loom)]
         Err(_) => panic!("poisoned mutex under loom"),
+    }
+}
+
+/// [`lock`] for the shared side of an `RwLock`.
+pub(crate) fn read_lock<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    match l.read() {
+        Ok(g) => g,
+        #[cfg(not(loom))]
+        Err(p) => p.into_inner(),
+        #[cfg(loom)]
+        Err(_) => panic!("poisoned rwlock under loom"),
+    }
+}
+
+/// [`lock`] for the exclusive side of an `RwLock`. A panic while it is
+/// held (a user's closure, as `watch::Sender::send_modify` runs) leaves
+/// what was written so far; the lock's owner says whether that stands.
+pub(crate) fn write_lock<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    match l.write() {
+        Ok(g) => g,
+        #[cfg(not(loom))]
+        Err(p) => p.into_inner(),
+        #[cfg(loom)]
+        Err(_) => panic!("poisoned rwlock under loom"),
     }
 }
 

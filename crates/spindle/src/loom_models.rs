@@ -38,6 +38,9 @@
 //!   notified queue is not missed; two wakes queue the index once.
 //! - `sync/barrier.rs`: two arrivals in either order, one leader.
 //! - `sync/once_cell.rs`: two racing initializers, one runs, both see it.
+//! - `sync/watch/loom_model.rs`: a send, or the last sender's drop, racing
+//!   a `changed()` between its version check and its queueing; the last
+//!   receiver's drop racing `closed()`.
 //! - `tests/loom_chan.rs`: the channels, through their public API.
 //! - `spindle-actor/src/loom_models.rs`: the actor ring and its wake-up
 //!   slots.

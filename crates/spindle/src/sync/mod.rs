@@ -20,8 +20,11 @@
 //!   one-permit semaphore), and a cancelled one hands over to the next.
 //! - [`WaitGroup`]: Go's `sync.WaitGroup` (`add`, `done`, `wait`), an
 //!   atomic count and `Notify::notify_waiters`.
-//!
-//! Not yet: `watch`.
+//! - [`watch`]: a channel that keeps only the latest value; each receiver
+//!   waits for a value newer than the one it last saw (`changed`,
+//!   `wait_for`, both cancel-safe), senders can wait for the last receiver
+//!   to go (`closed`). The value has a `RwLock` of its own, so that
+//!   readers share it.
 //!
 //! Every primitive here keeps its waiters under one lock
 //! (`crate::loom::Mutex`, so that the loom models in each file explore the
@@ -38,6 +41,7 @@ mod once_cell;
 mod rwlock;
 mod semaphore;
 mod wait_group;
+pub mod watch;
 
 pub use barrier::{Barrier, BarrierWaitResult};
 pub use mutex::{Lock, Mutex, MutexGuard, OwnedMutexGuard, TryLockError};
