@@ -2,12 +2,12 @@
 //! any number of [`Sender`]s write it, any number of [`Receiver`]s read it
 //! and wait for it to change.
 //!
-//! The value lies in an `RwLock` of its own, so that readers share it; one
-//! lock beside it guards the rest: the version (how many changes there
-//! have been), the sender and receiver counts, the `changed()` futures
-//! waiting for a change and the `closed()` futures waiting for the last
-//! receiver to go, each keyed by a ticket that only grows. Each receiver
-//! keeps the version it last saw.
+//! The value lies in an `RwLock` of its own, so that readers share it,
+//! beside an atomic version (how many changes there have been); one lock
+//! guards the rest: the sender and receiver counts, the `changed()`
+//! futures waiting for a change and the `closed()` futures waiting for the
+//! last receiver to go, each in a `LinkedSlab` under a key it owns. Each
+//! receiver keeps the version it last saw.
 //!
 //! Invariants:
 //! - The version moves only with the value's write lock held, and under
@@ -23,7 +23,7 @@
 //!   receiver work the same way on the sender and receiver counts.
 //! - A `changed()` records the version as seen only when it returns
 //!   `Ready`: a future dropped before that leaves the receiver as it was
-//!   (cancel-safe), and takes its ticket out of the queue.
+//!   (cancel-safe), and takes its key out of the queue.
 //! - Once the sender count is zero it stays zero (only a sender makes
 //!   another), so a receiver that has seen the latest value and finds no
 //!   sender has nothing more to wait for. The receiver count can rise again
@@ -43,8 +43,8 @@ mod sender;
 pub use receiver::Receiver;
 pub use sender::Sender;
 
-use crate::loom::{lock, read_lock, Mutex, RwLock, RwLockReadGuard};
-use std::collections::BTreeMap;
+use crate::linked_slab::{LinkedSlab, NIL};
+use crate::loom::{read_lock, AtomicU64, Mutex, Ordering, RwLock, RwLockReadGuard};
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
@@ -79,12 +79,14 @@ pub fn channel<T>(init: T) -> (Sender<T>, Receiver<T>) {
 /// What the senders and receivers of one channel share.
 struct Shared<T> {
     value: RwLock<T>,
+    /// How many changes there have been: written with the value's write
+    /// lock and the state lock both held, read anywhere (a `changed()`
+    /// that finds it moved needs no lock).
+    version: AtomicU64,
     state: Mutex<State>,
 }
 
 struct State {
-    /// How many changes there have been.
-    version: u64,
     senders: usize,
     receivers: usize,
     /// `changed()` futures waiting for a version past the one they saw.
@@ -98,8 +100,8 @@ impl<T> Shared<T> {
     fn new(init: T, receivers: usize) -> Shared<T> {
         Shared {
             value: RwLock::new(init),
+            version: AtomicU64::new(0),
             state: Mutex::new(State {
-                version: 0,
                 senders: 1,
                 receivers,
                 changed: Waiters::default(),
@@ -111,45 +113,82 @@ impl<T> Shared<T> {
     /// The value, read-locked, and its version.
     fn read(&self) -> (RwLockReadGuard<'_, T>, u64) {
         let value = read_lock(&self.value);
-        let version = lock(&self.state).version;
+        let version = self.version();
         (value, version)
+    }
+
+    fn version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
     }
 }
 
-/// Futures waiting on a channel, by ticket.
-#[derive(Default)]
+/// Futures waiting on a channel, in a [`LinkedSlab`]: once it has grown
+/// to the most futures waiting at once, waiting allocates nothing. A
+/// future owns its key from its first wait until it leaves; `take_all`
+/// unlinks the entries (the wake) but leaves them to their futures.
 struct Waiters {
-    wakers: BTreeMap<u64, Waker>,
-    next_ticket: u64,
+    list: LinkedSlab<Waiting>,
+}
+
+struct Waiting {
+    waker: Option<Waker>,
+    linked: bool,
+}
+
+impl Default for Waiters {
+    fn default() -> Self {
+        Waiters {
+            list: LinkedSlab::new(),
+        }
+    }
 }
 
 impl Waiters {
-    /// Queues a future under `ticket` (a fresh one when it has none), or
+    /// Queues a future under `key` (a fresh one when it has none), or
     /// refreshes its waker.
-    fn park(&mut self, ticket: &mut Option<u64>, waker: &Waker) {
-        let t = *ticket.get_or_insert_with(|| {
-            self.next_ticket += 1;
-            self.next_ticket
+    fn park(&mut self, key: &mut Option<usize>, waker: &Waker) {
+        let k = *key.get_or_insert_with(|| {
+            self.list.alloc(Waiting {
+                waker: None,
+                linked: false,
+            })
         });
-        match self.wakers.get_mut(&t) {
+        let w = &mut self.list[k];
+        match &mut w.waker {
             Some(old) if old.will_wake(waker) => {}
-            Some(old) => old.clone_from(waker),
-            None => {
-                self.wakers.insert(t, waker.clone());
-            }
+            slot => *slot = Some(waker.clone()),
+        }
+        if !w.linked {
+            w.linked = true;
+            self.list.link_back(k);
         }
     }
 
-    /// Takes a future out of the queue, if it is there.
-    fn leave(&mut self, ticket: &mut Option<u64>) {
-        if let Some(t) = ticket.take() {
-            self.wakers.remove(&t);
+    /// Takes a future out of the queue (if it is there) and frees its key.
+    fn leave(&mut self, key: &mut Option<usize>) {
+        if let Some(k) = key.take() {
+            let w = &mut self.list[k];
+            w.waker = None;
+            if w.linked {
+                self.list.unlink(k);
+            }
+            self.list.release(k);
         }
     }
 
     /// Empties the queue, for the caller to wake once the lock is free.
     fn take_all(&mut self) -> Vec<Waker> {
-        std::mem::take(&mut self.wakers).into_values().collect()
+        let mut wakers = Vec::new();
+        let mut k = self.list.head();
+        while k != NIL {
+            let next = self.list.next(k);
+            let w = &mut self.list[k];
+            w.linked = false;
+            wakers.extend(w.waker.take());
+            self.list.unlink(k);
+            k = next;
+        }
+        wakers
     }
 }
 

@@ -54,7 +54,7 @@ impl<T> Receiver<T> {
         if st.senders == 0 {
             return Err(RecvError(()));
         }
-        Ok(st.version != self.seen)
+        Ok(self.shared.version() != self.seen)
     }
 
     /// Whether every sender is gone.
@@ -72,7 +72,7 @@ impl<T> Receiver<T> {
 
     /// Counts the value now as seen, without borrowing it.
     pub fn mark_unchanged(&mut self) {
-        self.seen = lock(&self.shared.state).version;
+        self.seen = self.shared.version();
     }
 
     /// Waits for a value newer than the one last seen, and marks it seen;
@@ -154,7 +154,7 @@ impl<T> fmt::Debug for Receiver<T> {
         let st = lock(&self.shared.state);
         f.debug_struct("Receiver")
             .field("seen", &self.seen)
-            .field("version", &st.version)
+            .field("version", &self.shared.version())
             .field("senders", &st.senders)
             .finish()
     }
@@ -166,8 +166,8 @@ struct Changed<'a, T> {
     shared: &'a Shared<T>,
     /// The receiver's last seen version, written only on `Ready(Ok)`.
     seen: &'a mut u64,
-    /// Its place among the `changed()` waiters, once queued.
-    ticket: Option<u64>,
+    /// Its key among the `changed()` waiters, once queued.
+    ticket: Option<usize>,
 }
 
 impl<'a, T> Changed<'a, T> {
@@ -180,9 +180,15 @@ impl<'a, T> Changed<'a, T> {
     }
 
     fn poll_changed(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), RecvError>> {
+        let version = self.shared.version();
+        if version != *self.seen && self.ticket.is_none() {
+            *self.seen = version; // moved: no lock, nothing queued to leave
+            return Poll::Ready(Ok(()));
+        }
         let mut st = lock(&self.shared.state);
-        let out = if st.version != *self.seen {
-            *self.seen = st.version;
+        let version = self.shared.version();
+        let out = if version != *self.seen {
+            *self.seen = version;
             Ok(())
         } else if st.senders == 0 {
             Err(RecvError(()))

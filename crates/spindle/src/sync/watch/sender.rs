@@ -2,7 +2,7 @@
 
 use super::error::SendError;
 use super::{Receiver, Ref, Shared};
-use crate::loom::{lock, read_lock, write_lock};
+use crate::loom::{lock, read_lock, write_lock, Ordering};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -83,7 +83,9 @@ impl<T> Sender<T> {
                 return false;
             }
             let mut st = lock(&self.shared.state);
-            st.version += 1;
+            // Under both locks (module docs); Release pairs with the
+            // receivers' Acquire loads.
+            self.shared.version.fetch_add(1, Ordering::Release);
             st.changed.take_all()
         };
         wakers.into_iter().for_each(Waker::wake);
@@ -104,7 +106,7 @@ impl<T> Sender<T> {
         let version = {
             let mut st = lock(&self.shared.state);
             st.receivers += 1;
-            st.version
+            self.shared.version()
         };
         Receiver::new(self.shared.clone(), version)
     }
@@ -172,7 +174,7 @@ impl<T> fmt::Debug for Sender<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let st = lock(&self.shared.state);
         f.debug_struct("Sender")
-            .field("version", &st.version)
+            .field("version", &self.shared.version())
             .field("senders", &st.senders)
             .field("receivers", &st.receivers)
             .finish()
@@ -183,7 +185,7 @@ impl<T> fmt::Debug for Sender<T> {
 struct Closed<'a, T> {
     shared: &'a Shared<T>,
     /// Its place among the `closed()` waiters, once queued.
-    ticket: Option<u64>,
+    ticket: Option<usize>,
 }
 
 impl<T> Future for Closed<'_, T> {
