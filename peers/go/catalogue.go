@@ -16,7 +16,7 @@ var workloads = []string{
 	"sleep_1m", "fizzbuzz_pipeline", "fizzbuzz_pipeline_zc", "fork_inline", "fork_pool", "skynet_fork",
 	"pipeline_1x5", "pipeline_4x10", "pipeline_8x5", "pipeline_8x10", "pipeline_16x10", "pipeline_8x20",
 	"mutex_uncontended", "mutex_contended", "rwlock_read_heavy", "semaphore_limit",
-	"notify_pingpong", "joinset_drain",
+	"notify_pingpong", "watch_fanout", "joinset_drain",
 }
 
 // unsupported gives, for the rows Go cannot express, why.

@@ -45,6 +45,8 @@ func expected(name string, n uint64, workers int) string {
 		return u(100*tri(n) + 4950*n)
 	case "blocking_pressure":
 		return u(uint64(4*workers) * n)
+	case "watch_fanout":
+		return u(100 * n)
 	case "fizzbuzz_pipeline", "fizzbuzz_pipeline_zc":
 		fb := n / 15
 		f, b := n/3-fb, n/5-fb
@@ -73,6 +75,8 @@ func tinySize(name string) uint64 {
 		return 1<<12 + 7
 	case "chan_single", "chan_buffered":
 		return 10000
+	case "watch_fanout":
+		return 200
 	}
 	if _, _, ok := pipelineShape(name); ok {
 		return 170
@@ -134,8 +138,8 @@ func TestEveryRowAtTinySize(t *testing.T) {
 			t.Errorf("%s size %d: %v", name, n, err)
 		}
 	}
-	if len(workloads) != 45 {
-		t.Errorf("%d workloads, the catalogue has 45", len(workloads))
+	if len(workloads) != 46 {
+		t.Errorf("%d workloads, the catalogue has 46", len(workloads))
 	}
 	if _, err := run("nonesuch", 1, 1); err == nil {
 		t.Error("unknown workload accepted")

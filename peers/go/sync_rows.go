@@ -12,13 +12,17 @@ import (
 // x/sync Weighted semaphore is for weighted acquires), a buffered channel
 // of 1 with a non-blocking send as the notification (a send with a full
 // buffer is a notification already pending, as Tokio's stored permit), and
-// a results channel for "the next task to finish" (Go has no JoinSet).
+// a results channel for "the next task to finish" (Go has no JoinSet),
+// and for watch_fanout a value under a sync.Mutex with a sync.Cond whose
+// Broadcast wakes the watchers (Go's latest-value idiom; it has no watch
+// channel).
 
 // The shape constants of the sync rows.
 const (
 	semaphoreTasks   = 1000
 	semaphorePermits = 8
 	rwWriteEvery     = 20
+	watchers         = 100
 )
 
 // contenders is mutex_contended's and rwlock_read_heavy's goroutine count, 4·W.
@@ -44,6 +48,8 @@ func runSyncRow(name string, n uint64, workers int) (o outcome, ok bool) {
 		return o, true
 	case "notify_pingpong":
 		return timed(func() uint64 { return notifyPingpong(n) }), true
+	case "watch_fanout":
+		return timed(func() uint64 { return watchFanout(n) }), true
 	case "joinset_drain":
 		return timed(func() uint64 { return joinsetDrain(n) }), true
 	}
@@ -182,4 +188,37 @@ func joinsetDrain(n uint64) uint64 {
 		sum += <-results
 	}
 	return sum
+}
+
+// watchFanout: one goroutine publishes 1..=n (value and version under a
+// mutex, Broadcast after each, then a yield); 100 watchers each wait for a
+// version newer than the one they saw and take the latest value, until it
+// is n.
+func watchFanout(n uint64) uint64 {
+	var mu sync.Mutex
+	changed := sync.NewCond(&mu)
+	var value, version uint64
+	total := sumGoroutines(watchers+1, func(t uint64) uint64 {
+		if t == watchers { // the sender
+			for v := uint64(1); v <= n; v++ {
+				mu.Lock()
+				value, version = v, version+1
+				mu.Unlock()
+				changed.Broadcast()
+				runtime.Gosched()
+			}
+			return 0
+		}
+		var seen uint64
+		mu.Lock()
+		defer mu.Unlock()
+		for value != n {
+			for version == seen {
+				changed.Wait()
+			}
+			seen = version
+		}
+		return value
+	})
+	return total
 }

@@ -48,6 +48,7 @@ pub const WORKLOADS: &[&str] = &[
     "rwlock_read_heavy",
     "semaphore_limit",
     "notify_pingpong",
+    "watch_fanout",
     "joinset_drain",
 ];
 
@@ -77,6 +78,8 @@ pub const SLEEP_SPREAD_MS: u64 = 100;
 /// semaphore_limit: the tasks and the permits they share.
 pub const SEMAPHORE_TASKS: u64 = 1000;
 pub const SEMAPHORE_PERMITS: usize = 8;
+/// watch_fanout: the watchers following the one sender.
+pub const WATCHERS: u64 = 100;
 /// rwlock_read_heavy: index `i` writes when `i % RW_WRITE_EVERY == 0`
 /// (5 % of the operations), reads otherwise.
 pub const RW_WRITE_EVERY: u64 = 20;
@@ -185,6 +188,7 @@ pub fn expected(workload: &str, n: u64, workers: usize) -> Option<String> {
         "primes" => sieve_count(n) as u128,
         "async_compute" => 100 * triangle(n) as u128 + 4950 * n as u128,
         "blocking_pressure" => (blockers(workers) as u64 * n) as u128,
+        "watch_fanout" => WATCHERS as u128 * n as u128,
         "fizzbuzz_pipeline" | "fizzbuzz_pipeline_zc" => return Some(fizzbuzz_expected(n)),
         w if pipeline_shape(w).is_some() => {
             let (_, d) = pipeline_shape(w)?;
@@ -227,6 +231,7 @@ pub fn tiny_size(workload: &str) -> u64 {
         "spawn_nursery" => 2_500,
         "fizzbuzz_pipeline" | "fizzbuzz_pipeline_zc" => (1 << 12) + 7,
         "chan_single" | "chan_buffered" => 10_000,
+        "watch_fanout" => 200,
         w if pipeline_shape(w).is_some() => 170,
         _ => 1_000,
     }
@@ -256,6 +261,7 @@ mod tests {
             expected("fizzbuzz_pipeline", 15, 2).unwrap(),
             "F:4,B:2,FB:1,V:8"
         );
+        assert_eq!(expected("watch_fanout", 7, 2).unwrap(), "700");
         assert_eq!(expected("nonesuch", 1, 1), None);
     }
 

@@ -112,6 +112,7 @@ fn support(workload: &str) -> Support {
             "May has no fork-join API whose join runs the child inline: a spawned coroutine \
              always runs concurrently (the skynet row)",
         ),
+        "watch_fanout" => Err("May has no latest-value channel (its channels deliver every value)"),
         "notify_pingpong" => Err(
             "May has no notification primitive: a coroutine parks on a channel (the pingpong \
              row) or a Blocker",

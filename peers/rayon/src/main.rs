@@ -30,7 +30,7 @@ fn support(workload: &str) -> Support {
             Err("a rayon job cannot await another job's handle without blocking a pool thread")
         }
         "mutex_uncontended" | "mutex_contended" | "rwlock_read_heavy" | "semaphore_limit"
-        | "notify_pingpong" => Err(
+        | "notify_pingpong" | "watch_fanout" => Err(
             "a rayon job cannot wait for a lock, a permit or a notification without blocking a pool thread",
         ),
         "joinset_drain" => Err("rayon has no join handle to collect in finish order"),

@@ -90,6 +90,10 @@ fn support(workload: &str) -> Support {
             "smol has no fork-join API whose join runs the child inline: a spawned task \
              always runs concurrently (the skynet row)",
         ),
+        "watch_fanout" => Err(
+            "smol has no latest-value channel: async-broadcast delivers every value to every \
+             receiver, which is the broadcast shape, not watch's",
+        ),
         _ => Ok(()),
     }
 }

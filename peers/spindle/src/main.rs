@@ -108,6 +108,7 @@ fn run(req: &Request) -> Measured {
                     .await
                     .with("peak_holders", sync_rows::HOLDERS.peak()),
                 "notify_pingpong" => timed(sync_rows::notify_pingpong(n)).await,
+                "watch_fanout" => timed(sync_rows::watch_fanout(n)).await,
                 "joinset_drain" => timed(sync_rows::joinset_drain(n)).await,
                 w if payload_bytes(w).is_some() => payload_row(payload_bytes(w).unwrap(), n).await,
                 w if select_arity(w).is_some() => {

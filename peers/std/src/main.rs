@@ -62,6 +62,7 @@ fn support(workload: &str) -> Support {
         "sleep_1m" => Err("no runtime timer: each sleep would block its own OS thread, a million threads"),
         "semaphore_limit" => Err("std has no semaphore (a Mutex and Condvar would be this peer's own)"),
         "notify_pingpong" => Err("std has no Notify: a thread parks on a Condvar or a channel (the pingpong row)"),
+        "watch_fanout" => Err("std has no latest-value channel (a Mutex and Condvar would be this peer's own)"),
         "joinset_drain" => Err("no JoinSet: one OS thread per task, and a million threads is past the kernel's limits"),
         _ => Ok(()),
     }

@@ -135,7 +135,7 @@ fn support(workload: &str) -> Support {
              API to spawn a task at run time and join it",
         ),
         "mutex_uncontended" | "mutex_contended" | "rwlock_read_heavy" | "semaphore_limit"
-        | "notify_pingpong" => Err(
+        | "notify_pingpong" | "watch_fanout" => Err(
             "actors in steady_state share state through channels, not locks: it has no async \
              mutex, semaphore or notification of its own",
         ),

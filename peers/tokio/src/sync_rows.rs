@@ -4,7 +4,7 @@
 //! says so.
 
 use spindle_peer_common::catalogue::{
-    contenders, strided, RW_WRITE_EVERY, SEMAPHORE_PERMITS, SEMAPHORE_TASKS,
+    contenders, strided, RW_WRITE_EVERY, SEMAPHORE_PERMITS, SEMAPHORE_TASKS, WATCHERS,
 };
 use spindle_peer_common::witness::Alive;
 use std::sync::Arc;
@@ -134,6 +134,36 @@ pub async fn notify_pingpong(n: u64) -> u64 {
         sum += i;
     }
     ponger.await.unwrap();
+    sum
+}
+
+/// watch_fanout: one sender publishes `1..=n` on a `watch` channel,
+/// yielding after each; each of the 100 watchers follows the latest value
+/// (`changed` + `borrow_and_update`) until it sees `n`, and returns it.
+pub async fn watch_fanout(n: u64) -> u64 {
+    let (tx, rx) = tokio::sync::watch::channel(0u64);
+    let watchers: Vec<_> = (0..WATCHERS)
+        .map(|_| {
+            let mut rx = rx.clone();
+            tokio::spawn(async move {
+                loop {
+                    let seen = *rx.borrow_and_update();
+                    if seen == n || rx.changed().await.is_err() {
+                        return seen.max(*rx.borrow());
+                    }
+                }
+            })
+        })
+        .collect();
+    drop(rx);
+    for v in 1..=n {
+        tx.send(v).expect("the watchers outlive the sends");
+        tokio::task::yield_now().await;
+    }
+    let mut sum = 0;
+    for w in watchers {
+        sum += w.await.unwrap();
+    }
     sum
 }
 

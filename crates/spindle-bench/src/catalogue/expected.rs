@@ -76,3 +76,6 @@ pub(super) fn e_times_10(n: u64, _: usize) -> String {
 pub(super) fn e_times_20(n: u64, _: usize) -> String {
     (n as u128 * 20).to_string()
 }
+pub(super) fn e_times_100(n: u64, _: usize) -> String {
+    (n as u128 * 100).to_string()
+}

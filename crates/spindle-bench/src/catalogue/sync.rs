@@ -2,12 +2,12 @@
 //! notification hand-off and a `JoinSet`, each timed on spindle, Tokio,
 //! Go and, where the crate has the primitive, smol's `async-lock`.
 
-use super::expected::e_tri;
+use super::expected::{e_times_100, e_tri};
 use super::{NONE, NO_KEYS};
 use crate::workloads::Workload;
 
 /// The rows in catalogue order (after the pipeline rows).
-pub(super) const ROWS: [Workload; 6] = [
+pub(super) const ROWS: [Workload; 7] = [
     w!(
         "mutex_uncontended",
         "sync",
@@ -65,6 +65,18 @@ pub(super) const ROWS: [Workload; 6] = [
         1_000,
         e_tri,
         "round trips",
+        NO_KEYS,
+        NONE
+    ),
+    w!(
+        "watch_fanout",
+        "sync",
+        "1 sender publishes 1..=n on a watch channel, yielding after each; 100 watchers follow until they see n",
+        100_000,
+        10_000,
+        200,
+        e_times_100,
+        "values sent",
         NO_KEYS,
         NONE
     ),
