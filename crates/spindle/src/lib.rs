@@ -26,7 +26,7 @@
 //!   [`CancellationToken`].
 
 #![deny(unsafe_op_in_unsafe_fn)]
-// Under miri the monitor thread is not started (runtime.rs says why), so it
+// Under miri the monitor thread is not started (runtime/mod.rs says why), so it
 // and what only it calls are unused there.
 #![cfg_attr(miri, allow(dead_code))]
 
@@ -37,6 +37,7 @@ mod combinators;
 mod driver;
 mod join_set;
 mod linked_slab;
+mod local_set;
 // Sockets and signals need the OS reactor, which loom and miri cannot run.
 #[cfg(not(any(loom, miri)))]
 pub(crate) mod io;
@@ -61,6 +62,7 @@ mod yield_now;
 
 pub use cancel::{CancellationToken, Cancelled};
 pub use combinators::{join_all, race, when_n, JoinAll, Race, WhenN};
+pub use local_set::{spawn_local, LocalJoinHandle, LocalSet, RunUntil};
 pub use runtime::{BuildError, Builder, Flavor, Runtime, DEFAULT_HANDOFF_AFTER, DEFAULT_SLOW_POLL};
 pub use sched::blocking::spawn_blocking;
 pub use sched::diagnostics::{SlowPoll, StallReport};

@@ -405,7 +405,11 @@ impl Runtime {
                 let _inside = sched::BlockOnGuard::enter();
                 crate::driver::park::block_on_thread(future)
             }
-            HandleInner::Current(shared) => current_thread::block_on(shared, future),
+            // In a set of its own, so that `spawn_local` works here.
+            HandleInner::Current(shared) => {
+                let local = crate::LocalSet::new();
+                current_thread::block_on(shared, local.run_until(future))
+            }
         }
     }
 
