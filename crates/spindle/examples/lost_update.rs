@@ -17,8 +17,10 @@ use spindle::chan;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 
-/// The account: 100, then a deposit of 50 and a fee of 1.
-async fn day_of_business() -> u64 {
+/// The account: 100, then a deposit of 50 and a fee of 1: 149 when right,
+/// 150 when the deposit overwrote the fee. (`tests/deterministic.rs`
+/// runs this same function.)
+pub(crate) async fn day_of_business() -> u64 {
     let balance = Arc::new(AtomicU64::new(100));
     let (done, finished) = chan::unbounded::<()>();
     let (b, tx) = (balance.clone(), done.clone());

@@ -7,30 +7,13 @@ use spindle::Builder;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 
-/// A deposit split by awaits racing a one-step fee (the lost update of
-/// `examples/lost_update.rs`): 149 when right, 150 when the fee is lost.
-async fn day_of_business() -> u64 {
-    let balance = Arc::new(AtomicU64::new(100));
-    let (done, finished) = chan::unbounded::<()>();
-    let (b, tx) = (balance.clone(), done.clone());
-    drop(spindle::spawn(async move {
-        spindle::yield_now().await;
-        let seen = b.load(SeqCst);
-        spindle::yield_now().await;
-        b.store(seen + 50, SeqCst);
-        tx.send(()).await.unwrap();
-    }));
-    let b = balance.clone();
-    drop(spindle::spawn(async move {
-        let seen = b.load(SeqCst);
-        b.store(seen - 1, SeqCst);
-        done.send(()).await.unwrap();
-    }));
-    for _ in 0..2 {
-        finished.recv().await.unwrap();
-    }
-    balance.load(SeqCst)
-}
+/// The lost update of the example: a deposit split by awaits racing a
+/// one-step fee.
+#[path = "../examples/lost_update.rs"]
+#[allow(dead_code)] // its `main`
+mod lost_update;
+
+use lost_update::day_of_business;
 
 /// The seed `explore`'s panic message names.
 fn failing_seed(body: impl Fn() + std::panic::UnwindSafe) -> Option<u64> {
@@ -86,30 +69,32 @@ fn explore_passes_a_correct_body_under_every_seed() {
     });
 }
 
-/// The order in which 6 tasks take 3 steps each, under `seed`.
+/// Six tasks take three steps each, logging their number at each step.
+async fn six_tasks(order: Arc<Mutex<Vec<u32>>>) {
+    let tasks: Vec<_> = (0..6)
+        .map(|t| {
+            let o = order.clone();
+            spindle::spawn(async move {
+                for _ in 0..3 {
+                    o.lock().unwrap().push(t);
+                    spindle::yield_now().await;
+                }
+            })
+        })
+        .collect();
+    spindle::yield_now().await;
+    for t in tasks {
+        t.await.unwrap();
+    }
+}
+
+/// The order of `six_tasks`' steps under `seed`.
 fn trace(seed: u64) -> Vec<u32> {
     let order = Arc::new(Mutex::new(Vec::new()));
-    let o = order.clone();
     Builder::new_deterministic(seed)
         .build()
         .unwrap()
-        .block_on(async move {
-            let tasks: Vec<_> = (0..6)
-                .map(|t| {
-                    let o = o.clone();
-                    spindle::spawn(async move {
-                        for _ in 0..3 {
-                            o.lock().unwrap().push(t);
-                            spindle::yield_now().await;
-                        }
-                    })
-                })
-                .collect();
-            spindle::yield_now().await;
-            for t in tasks {
-                t.await.unwrap();
-            }
-        });
+        .block_on(six_tasks(order.clone()));
     let v = order.lock().unwrap().clone();
     v
 }
@@ -190,21 +175,7 @@ fn a_deterministic_runtime_runs_timers_on_virtual_time() {
 #[spindle::test(seed = 9)]
 async fn the_test_attribute_takes_a_seed() {
     let order = Arc::new(Mutex::new(Vec::new()));
-    let tasks: Vec<_> = (0..6)
-        .map(|t| {
-            let o = order.clone();
-            spindle::spawn(async move {
-                for _ in 0..3 {
-                    o.lock().unwrap().push(t);
-                    spindle::yield_now().await;
-                }
-            })
-        })
-        .collect();
-    spindle::yield_now().await;
-    for t in tasks {
-        t.await.unwrap();
-    }
+    six_tasks(order.clone()).await;
     let here = order.lock().unwrap().clone();
     assert_eq!(here, std::thread::spawn(|| trace(9)).join().unwrap());
 }
