@@ -59,3 +59,28 @@ fn the_last_receiver_dropped_racing_closed() {
         receiver.join().unwrap();
     });
 }
+
+/// Two receivers, in different shards of the `changed()` waiters, wait
+/// while a send takes the shards one by one: both return, each seeing
+/// the value sent.
+#[test]
+fn a_send_wakes_receivers_in_every_shard() {
+    loom::model(|| {
+        let (tx, rx) = channel(0);
+        let rx2 = rx.clone();
+        assert_ne!(rx.shard, rx2.shard, "the model needs two shards");
+        let waiters: Vec<_> = [rx, rx2]
+            .into_iter()
+            .map(|mut rx| {
+                thread::spawn(move || {
+                    assert!(block_on(pin!(rx.changed())).is_ok());
+                    assert_eq!(*rx.borrow(), 1);
+                })
+            })
+            .collect();
+        tx.send(1).unwrap();
+        for w in waiters {
+            w.join().unwrap();
+        }
+    });
+}

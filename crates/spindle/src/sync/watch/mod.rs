@@ -3,24 +3,28 @@
 //! and wait for it to change.
 //!
 //! The value lies in an `RwLock` of its own, so that readers share it,
-//! beside an atomic version (how many changes there have been); one lock
-//! guards the rest: the sender and receiver counts, the `changed()`
-//! futures waiting for a change and the `closed()` futures waiting for the
-//! last receiver to go, each in a `LinkedSlab` under a key it owns. Each
-//! receiver keeps the version it last saw.
+//! beside an atomic version (how many changes there have been) and a "no
+//! sender left" flag. One lock guards the sender and receiver counts and
+//! the `closed()` futures waiting for the last receiver to go; the
+//! `changed()` futures wait in shards of their own (each receiver in the
+//! one its number picks), each shard a lock around a `LinkedSlab` of
+//! wakers under keys the futures own. Each receiver keeps the version it
+//! last saw.
 //!
 //! Invariants:
-//! - The version moves only with the value's write lock held, and under
-//!   the state lock: so a reader holding the value's read lock and reading
-//!   the version sees the version of the value it holds, and
-//!   `borrow_and_update` never marks seen a value it did not read. Lock
-//!   order is value, then state; `changed()` takes the state lock alone.
-//! - A change bumps the version and takes every waiting `changed()` in
-//!   one hold of the state lock, and a `changed()` compares versions and
-//!   queues itself in one hold of it: so a waiter either sees the new
-//!   version or is queued before the change takes the queue, and no
-//!   wake-up is lost. The dropping of the last sender and of the last
-//!   receiver work the same way on the sender and receiver counts.
+//! - The version moves only with the value's write lock held: so a reader
+//!   holding the value's read lock and reading the version sees the
+//!   version of the value it holds, and `borrow_and_update` never marks
+//!   seen a value it did not read.
+//! - A change moves the version and then locks each shard to take its
+//!   waiters; a `changed()` that found the version unmoved compares again
+//!   and queues itself in one hold of its shard's lock. Either that hold
+//!   comes before the change's hold of the shard (the waiter is in the
+//!   queue the change takes), or after it (the lock orders the version's
+//!   move before the compare, which sees it): no wake-up is lost. The last
+//!   sender's drop sets the flag and takes the shards the same way, and
+//!   the last receiver's drop works so on the `closed()` queue under the
+//!   state lock.
 //! - A `changed()` records the version as seen only when it returns
 //!   `Ready`: a future dropped before that leaves the receiver as it was
 //!   (cancel-safe), and takes its key out of the queue.
@@ -44,7 +48,10 @@ pub use receiver::Receiver;
 pub use sender::Sender;
 
 use crate::linked_slab::{LinkedSlab, NIL};
-use crate::loom::{read_lock, AtomicU64, Mutex, Ordering, RwLock, RwLockReadGuard};
+use crate::loom::{
+    lock, read_lock, AtomicBool, AtomicU64, AtomicUsize, CachePadded, Mutex, Ordering, RwLock,
+    RwLockReadGuard,
+};
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
@@ -80,17 +87,31 @@ pub fn channel<T>(init: T) -> (Sender<T>, Receiver<T>) {
 struct Shared<T> {
     value: RwLock<T>,
     /// How many changes there have been: written with the value's write
-    /// lock and the state lock both held, read anywhere (a `changed()`
-    /// that finds it moved needs no lock).
+    /// lock held, read anywhere (a `changed()` that finds it moved needs
+    /// no lock).
     version: AtomicU64,
+    /// Set when the last sender is gone; never cleared.
+    no_senders: AtomicBool,
     state: Mutex<State>,
+    /// The `changed()` futures waiting for a change, in shards, each
+    /// receiver always in the one its number picks: a change wakes them
+    /// all, and the watchers of a busy channel do not all queue on one
+    /// lock.
+    changed: Box<[CachePadded<Mutex<Waiters>>]>,
+    /// The shard of the next receiver made.
+    next_shard: AtomicUsize,
 }
+
+/// Shards of the `changed()` waiters (two under loom, to keep the models
+/// small).
+#[cfg(not(loom))]
+const SHARDS: usize = 8;
+#[cfg(loom)]
+const SHARDS: usize = 2;
 
 struct State {
     senders: usize,
     receivers: usize,
-    /// `changed()` futures waiting for a version past the one they saw.
-    changed: Waiters,
     /// `Sender::closed()` futures waiting for no receiver to be left.
     closed: Waiters,
 }
@@ -101,12 +122,16 @@ impl<T> Shared<T> {
         Shared {
             value: RwLock::new(init),
             version: AtomicU64::new(0),
+            no_senders: AtomicBool::new(false),
             state: Mutex::new(State {
                 senders: 1,
                 receivers,
-                changed: Waiters::default(),
                 closed: Waiters::default(),
             }),
+            changed: (0..SHARDS)
+                .map(|_| CachePadded(Mutex::new(Waiters::default())))
+                .collect(),
+            next_shard: AtomicUsize::new(0),
         }
     }
 
@@ -119,6 +144,27 @@ impl<T> Shared<T> {
 
     fn version(&self) -> u64 {
         self.version.load(Ordering::Acquire)
+    }
+
+    fn has_senders(&self) -> bool {
+        !self.no_senders.load(Ordering::Acquire)
+    }
+
+    /// A shard for a new receiver, round robin.
+    fn pick_shard(&self) -> usize {
+        self.next_shard.fetch_add(1, Ordering::Relaxed) % SHARDS
+    }
+
+    /// Takes every waiting `changed()`, shard by shard, for the caller to
+    /// wake. Called after the version moved or the last sender left: a
+    /// waiter that checked before that is queued in its shard by the time
+    /// this locks it, and one that checks after sees the change.
+    fn take_changed(&self) -> Vec<Waker> {
+        let mut wakers = Vec::new();
+        for shard in self.changed.iter() {
+            wakers.extend(lock(shard).take_all());
+        }
+        wakers
     }
 }
 

@@ -15,12 +15,19 @@ pub struct Receiver<T> {
     shared: Arc<Shared<T>>,
     /// The version this receiver last marked seen.
     seen: u64,
+    /// Its shard of the `changed()` waiters.
+    pub(super) shard: usize,
 }
 
 impl<T> Receiver<T> {
     /// A receiver already counted in `shared`, having seen `seen`.
     pub(super) fn new(shared: Arc<Shared<T>>, seen: u64) -> Receiver<T> {
-        Receiver { shared, seen }
+        let shard = shared.pick_shard();
+        Receiver {
+            shared,
+            seen,
+            shard,
+        }
     }
 
     /// The value now, without marking it seen; its
@@ -50,8 +57,7 @@ impl<T> Receiver<T> {
     /// value is seen (as Tokio's; [`changed`](Receiver::changed) still
     /// returns an unseen one first).
     pub fn has_changed(&self) -> Result<bool, RecvError> {
-        let st = lock(&self.shared.state);
-        if st.senders == 0 {
+        if !self.shared.has_senders() {
             return Err(RecvError(()));
         }
         Ok(self.shared.version() != self.seen)
@@ -59,7 +65,7 @@ impl<T> Receiver<T> {
 
     /// Whether every sender is gone.
     pub fn is_closed(&self) -> bool {
-        lock(&self.shared.state).senders == 0
+        !self.shared.has_senders()
     }
 
     /// Counts the value as not seen: `has_changed` is true and `changed`
@@ -85,7 +91,7 @@ impl<T> Receiver<T> {
     /// [`RecvError`] when every sender is gone and the last value they
     /// sent is seen.
     pub async fn changed(&mut self) -> Result<(), RecvError> {
-        Changed::new(&self.shared, &mut self.seen).await
+        Changed::new(&self.shared, self.shard, &mut self.seen).await
     }
 
     /// Waits until `pred` holds for the value, checking the value now
@@ -104,7 +110,7 @@ impl<T> Receiver<T> {
     ) -> Result<Ref<'_, T>, RecvError> {
         // Split the borrows: the `Ref` returned borrows `shared` alone,
         // while the loop goes on marking `seen`.
-        let (shared, seen) = (&*self.shared, &mut self.seen);
+        let (shared, shard, seen) = (&*self.shared, self.shard, &mut self.seen);
         let mut waited = false;
         loop {
             {
@@ -117,7 +123,7 @@ impl<T> Receiver<T> {
                     return Ok(Ref { value, has_changed });
                 }
             }
-            Changed::new(shared, seen).await?;
+            Changed::new(shared, shard, seen).await?;
             waited = true;
         }
     }
@@ -164,41 +170,44 @@ impl<T> fmt::Debug for Receiver<T> {
 /// [`Receiver::wait_for`].
 struct Changed<'a, T> {
     shared: &'a Shared<T>,
+    /// The receiver's shard of the `changed()` waiters.
+    shard: usize,
     /// The receiver's last seen version, written only on `Ready(Ok)`.
     seen: &'a mut u64,
-    /// Its key among the `changed()` waiters, once queued.
-    ticket: Option<usize>,
+    /// Its key in its shard, once queued.
+    key: Option<usize>,
 }
 
 impl<'a, T> Changed<'a, T> {
-    fn new(shared: &'a Shared<T>, seen: &'a mut u64) -> Changed<'a, T> {
+    fn new(shared: &'a Shared<T>, shard: usize, seen: &'a mut u64) -> Changed<'a, T> {
         Changed {
             shared,
+            shard,
             seen,
-            ticket: None,
+            key: None,
         }
     }
 
     fn poll_changed(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), RecvError>> {
         let version = self.shared.version();
-        if version != *self.seen && self.ticket.is_none() {
+        if version != *self.seen && self.key.is_none() {
             *self.seen = version; // moved: no lock, nothing queued to leave
             return Poll::Ready(Ok(()));
         }
-        let mut st = lock(&self.shared.state);
+        let mut waiters = lock(&self.shared.changed[self.shard]);
         let version = self.shared.version();
         let out = if version != *self.seen {
             *self.seen = version;
             Ok(())
-        } else if st.senders == 0 {
+        } else if !self.shared.has_senders() {
             Err(RecvError(()))
         } else {
-            // Queued in the same hold of the lock as the comparison, so a
-            // change after it finds this waker in the queue.
-            st.changed.park(&mut self.ticket, cx.waker());
+            // Queued in the same hold of the shard's lock as the
+            // comparison, so a change after it finds this waker there.
+            waiters.park(&mut self.key, cx.waker());
             return Poll::Pending;
         };
-        st.changed.leave(&mut self.ticket);
+        waiters.leave(&mut self.key);
         Poll::Ready(out)
     }
 }
@@ -214,8 +223,8 @@ impl<T> Future for Changed<'_, T> {
 
 impl<T> Drop for Changed<'_, T> {
     fn drop(&mut self) {
-        if self.ticket.is_some() {
-            lock(&self.shared.state).changed.leave(&mut self.ticket);
+        if self.key.is_some() {
+            lock(&self.shared.changed[self.shard]).leave(&mut self.key);
         }
     }
 }

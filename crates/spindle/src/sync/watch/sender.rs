@@ -77,17 +77,16 @@ impl<T> Sender<T> {
     /// Runs `modify` under the value's write lock; if it returns `true`,
     /// moves the version on and wakes the waiting receivers.
     fn update(&self, modify: impl FnOnce(&mut T) -> bool) -> bool {
-        let wakers = {
+        {
             let mut value = write_lock(&self.shared.value);
             if !modify(&mut value) {
                 return false;
             }
-            let mut st = lock(&self.shared.state);
-            // Under both locks (module docs); Release pairs with the
-            // receivers' Acquire loads.
+            // With the write lock held (module docs); Release pairs with
+            // the receivers' Acquire loads.
             self.shared.version.fetch_add(1, Ordering::Release);
-            st.changed.take_all()
-        };
+        }
+        let wakers = self.shared.take_changed();
         wakers.into_iter().for_each(Waker::wake);
         true
     }
@@ -151,14 +150,17 @@ impl<T> Clone for Sender<T> {
 
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
-        let wakers = {
+        {
             let mut st = lock(&self.shared.state);
             st.senders -= 1;
             if st.senders > 0 {
                 return;
             }
-            st.changed.take_all()
-        };
+            // Under the state lock, so that no clone races it (the count
+            // only rises from a live sender).
+            self.shared.no_senders.store(true, Ordering::Release);
+        }
+        let wakers = self.shared.take_changed();
         wakers.into_iter().for_each(Waker::wake);
     }
 }
