@@ -376,22 +376,10 @@ impl Wake for MainWaker {
 
 /// `Runtime::block_on` for this flavour.
 pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output {
-    let core = {
-        let mut slot = lock(&shared.core);
-        loop {
-            if let Some(core) = slot.take() {
-                break core;
-            }
-            slot = shared
-                .core_free
-                .wait(slot)
-                .unwrap_or_else(|e| e.into_inner());
-        }
-    };
     let ctx = DriverCtx {
         refs: RefStock::new(shared.clone()),
         driver_refs: RefStock::new(shared.driver.clone()),
-        core: RefCell::new(Some(core)),
+        core: RefCell::new(Some(take_core(shared))),
         inline: InlineRuns::new(None),
     };
     // Give the core back however we leave (a panic in the future included).
@@ -404,12 +392,7 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
         }
     }
     let _release = Release(&ctx);
-    let seed = ctx
-        .core
-        .borrow()
-        .as_ref()
-        .and_then(|c| c.seeded.as_ref())
-        .map(SeededPick::seed);
+    let seed = ctx.seed();
     if let Some(seed) = seed {
         crate::rand::seed_thread(seed);
     }
@@ -433,29 +416,65 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
         let idle = ran == 0 && !main.woken.load(Acquire);
         // Between busy batches the driver is served only when it has work
         // (a clock read), not fired through on every batch.
-        if !idle && !shared.driver.has_work() {
-            continue;
+        if idle || shared.driver.has_work() {
+            turn_driver(shared, idle, seed);
         }
-        let driver = shared.driver.try_lock();
-        if idle && driver.as_ref().is_some_and(|d| auto_advance(shared, d)) {
-            // Ready I/O served, or the paused clock jumped to the next
-            // timer: fire it below and run what it woke.
-        } else if idle && seed.is_some() && stuck_for_good(shared) {
+    }
+}
+
+/// Waits for the core (another thread's `block_on` may hold it).
+fn take_core(shared: &Shared) -> Box<Core> {
+    let mut slot = lock(&shared.core);
+    loop {
+        if let Some(core) = slot.take() {
+            return core;
+        }
+        slot = shared
+            .core_free
+            .wait(slot)
+            .unwrap_or_else(|e| e.into_inner());
+    }
+}
+
+impl DriverCtx {
+    /// A deterministic runtime's seed.
+    fn seed(&self) -> Option<u64> {
+        let core = self.core.borrow();
+        core.as_ref()?.seeded.as_ref().map(SeededPick::seed)
+    }
+}
+
+/// Serves the driver between batches: when `idle`, moves a paused clock
+/// (or reports a deterministic runtime's deadlock) or parks until woken;
+/// when busy, polls I/O without blocking. Then fires due timers and
+/// dispatches I/O; the tasks woken land on this core's queue.
+fn turn_driver(shared: &Shared, idle: bool, seed: Option<u64>) {
+    let driver = shared.driver.try_lock();
+    if idle && driver.as_ref().is_some_and(|d| auto_advance(shared, d)) {
+        // Ready I/O served, or the paused clock jumped to the next timer:
+        // fire it below and run what it woke.
+    } else if let (true, Some(seed)) = (idle, seed) {
+        if stuck_for_good(shared) {
             drop(driver);
-            panic!("{}", deadlock_report(shared, seed.unwrap_or_default()));
-        } else if idle {
-            bump(&shared.counters.parks, 1);
-            match &driver {
-                Some(driver) => shared.parker.park_on_driver(driver),
-                None => shared.parker.park(),
-            }
-        } else if let Some(driver) = &driver {
-            driver.poll_now();
+            panic!("{}", deadlock_report(shared, seed));
         }
-        // Timers and I/O; the tasks woken land on this core's queue.
-        if let Some(driver) = driver {
-            driver.dispatch();
-        }
+        park(shared, driver.as_ref());
+    } else if idle {
+        park(shared, driver.as_ref());
+    } else if let Some(driver) = &driver {
+        driver.poll_now();
+    }
+    if let Some(driver) = driver {
+        driver.dispatch();
+    }
+}
+
+/// Parks the thread: in the driver if this thread holds its lock.
+fn park(shared: &Shared, driver: Option<&crate::driver::DriverGuard<'_>>) {
+    bump(&shared.counters.parks, 1);
+    match driver {
+        Some(driver) => shared.parker.park_on_driver(driver),
+        None => shared.parker.park(),
     }
 }
 
