@@ -249,20 +249,14 @@ fn run_conns(
     warm_end: Instant,
     end: Instant,
 ) -> Result<LoadResult, String> {
-    let mut result = LoadResult::default();
-    let mut last_counted = warm_end;
-    let now = Instant::now();
-    for (key, c) in conns.iter_mut().enumerate() {
-        c.next_request(now);
-        c.flush()?;
-        // SAFETY: each stream stays open until `drive_some` deletes it from
-        // the poller, after this function returns.
-        unsafe { poller.add_with_mode(&c.stream, interest(key, c), PollMode::Level) }
-            .map_err(|e| format!("poller: {e}"))?;
-    }
-    let mut open = conns.len();
+    register_all(poller, conns)?;
+    let mut tally = Tally {
+        result: LoadResult::default(),
+        last_counted: warm_end,
+        open: conns.len(),
+    };
     let mut events = Events::new();
-    while open > 0 {
+    while tally.open > 0 {
         let now = Instant::now();
         if now >= end {
             break;
@@ -274,46 +268,85 @@ fn run_conns(
             Err(e) => return Err(format!("poller: {e}")),
         }
         for ev in events.iter() {
-            let c = &mut conns[ev.key];
-            if !c.open {
-                continue;
-            }
-            let wanted_write = c.want_write;
-            if ev.writable && c.want_write {
-                c.flush()?;
-            }
-            if ev.readable {
-                if let Some(latency) = c.read(Instant::now)? {
-                    let done = Instant::now();
-                    result.total += 1;
-                    if c.started >= warm_end && done <= end {
-                        result.counted += 1;
-                        result.latencies_ns.push(latency.as_nanos() as u64);
-                        last_counted = done;
-                    }
-                    if c.seq >= load.max_requests || done >= end {
-                        c.open = false;
-                        open -= 1;
-                        let _ = poller.delete(&c.stream);
-                        continue;
-                    }
-                    c.next_request(done);
-                    c.flush()?;
-                }
-            }
-            if c.want_write != wanted_write {
-                poller
-                    .modify_with_mode(&c.stream, interest(ev.key, c), PollMode::Level)
-                    .map_err(|e| format!("poller: {e}"))?;
-            }
+            serve_event(poller, conns, ev, load, (warm_end, end), &mut tally)?;
         }
     }
-    result.window = if open == 0 {
-        last_counted.saturating_duration_since(warm_end)
+    let mut result = tally.result;
+    result.window = if tally.open == 0 {
+        tally.last_counted.saturating_duration_since(warm_end)
     } else {
         load.duration
     };
     Ok(result)
+}
+
+/// What the load loop counts as it goes.
+struct Tally {
+    result: LoadResult,
+    /// When the last counted reply came.
+    last_counted: Instant,
+    /// Connections still open.
+    open: usize,
+}
+
+/// Sends every connection's first request and registers it.
+fn register_all(poller: &Poller, conns: &mut [Conn]) -> Result<(), String> {
+    let now = Instant::now();
+    for (key, c) in conns.iter_mut().enumerate() {
+        c.next_request(now);
+        c.flush()?;
+        // SAFETY: each stream stays open until `drive_some` deletes it from
+        // the poller, after the load loop returns.
+        unsafe { poller.add_with_mode(&c.stream, interest(key, c), PollMode::Level) }
+            .map_err(|e| format!("poller: {e}"))?;
+    }
+    Ok(())
+}
+
+/// One readiness event: writes what is pending, reads a reply (counting
+/// it inside the `(warm_end, end)` window) and sends the next request, or
+/// closes the connection once it is done.
+fn serve_event(
+    poller: &Poller,
+    conns: &mut [Conn],
+    ev: Event,
+    load: &Load,
+    (warm_end, end): (Instant, Instant),
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let c = &mut conns[ev.key];
+    if !c.open {
+        return Ok(());
+    }
+    let wanted_write = c.want_write;
+    if ev.writable && c.want_write {
+        c.flush()?;
+    }
+    if ev.readable {
+        if let Some(latency) = c.read(Instant::now)? {
+            let done = Instant::now();
+            tally.result.total += 1;
+            if c.started >= warm_end && done <= end {
+                tally.result.counted += 1;
+                tally.result.latencies_ns.push(latency.as_nanos() as u64);
+                tally.last_counted = done;
+            }
+            if c.seq >= load.max_requests || done >= end {
+                c.open = false;
+                tally.open -= 1;
+                let _ = poller.delete(&c.stream);
+                return Ok(());
+            }
+            c.next_request(done);
+            c.flush()?;
+        }
+    }
+    if c.want_write != wanted_write {
+        poller
+            .modify_with_mode(&c.stream, interest(ev.key, c), PollMode::Level)
+            .map_err(|e| format!("poller: {e}"))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
