@@ -53,40 +53,73 @@ struct Arg {
     value: Option<TokenTree>,
 }
 
+impl Config {
+    /// The expression that makes the runtime's `Builder`.
+    fn builder(&self) -> String {
+        match (&self.workers, self.current_thread, &self.deterministic) {
+            (_, _, Some(Some(seed))) => format!("::spindle::Builder::new_deterministic({seed}u64)"),
+            (_, _, Some(None)) => {
+                "::spindle::Builder::new_deterministic(::spindle::test::seed_from_env(1))".into()
+            }
+            (_, true, None) if self.start_paused => {
+                "::spindle::Builder::new_current_thread().start_paused(true)".into()
+            }
+            (_, true, None) => "::spindle::Builder::new_current_thread()".into(),
+            (Some(n), false, None) => {
+                format!("::spindle::Builder::new_multi_thread().workers({n})")
+            }
+            (None, false, None) => "::spindle::Builder::new_multi_thread()".into(),
+        }
+    }
+}
+
+/// The arguments as written, each `None` when not given.
+#[derive(Default)]
+struct Given {
+    workers: Option<String>,
+    /// Some(true): "current_thread"; None: the default (current-thread
+    /// for tests, multi-thread for main).
+    flavor: Option<bool>,
+    start_paused: Option<bool>,
+    /// `Some(None)`: `deterministic`; `Some(Some(n))`: `seed = n`.
+    deterministic: Option<Option<String>>,
+}
+
 fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)> {
-    let mut workers: Option<String> = None;
-    // Some(true): "current_thread", as said; None: the default (current-
-    // thread for tests, multi-thread for main).
-    let mut flavor: Option<bool> = None;
-    let mut start_paused: Option<bool> = None;
-    let mut deterministic: Option<Option<String>> = None;
-    for Arg { key, value } in split_args(args)? {
+    let mut given = Given::default();
+    for arg in split_args(args)? {
+        given.take(arg)?;
+    }
+    given.check(is_test)
+}
+
+impl Given {
+    /// Records one argument, refusing an unknown or repeated one.
+    fn take(&mut self, Arg { key, value }: Arg) -> Result<(), (Span, String)> {
         let twice = || Err((key.span(), format!("`{key}` is given twice")));
         let name = key.to_string();
         if name == "deterministic" && value.is_none() {
-            if deterministic.is_some() {
+            if self.deterministic.is_some() {
                 return twice();
             }
-            deterministic = Some(None);
-            continue;
+            self.deterministic = Some(None);
+            return Ok(());
         }
         let Some(value) = value else {
             return Err((key.span(), format!("expected `=` after `{key}`")));
         };
         match name.as_str() {
-            "workers" if workers.is_some() => return twice(),
-            "workers" => workers = Some(parse_workers(&value)?),
-            "flavor" if flavor.is_some() => return twice(),
-            "flavor" => flavor = Some(parse_flavor(&value)?),
-            "start_paused" if start_paused.is_some() => return twice(),
-            "start_paused" => start_paused = Some(parse_bool(&key, &value)?),
-            "seed" if deterministic.is_some() => {
-                return Err((
-                    key.span(),
-                    "`seed` and `deterministic` are given both".into(),
-                ))
+            "workers" if self.workers.is_some() => return twice(),
+            "workers" => self.workers = Some(parse_workers(&value)?),
+            "flavor" if self.flavor.is_some() => return twice(),
+            "flavor" => self.flavor = Some(parse_flavor(&value)?),
+            "start_paused" if self.start_paused.is_some() => return twice(),
+            "start_paused" => self.start_paused = Some(parse_bool(&key, &value)?),
+            "seed" if self.deterministic.is_some() => {
+                let both = "`seed` and `deterministic` are given both";
+                return Err((key.span(), both.into()));
             }
-            "seed" => deterministic = Some(Some(parse_seed(&value)?)),
+            "seed" => self.deterministic = Some(Some(parse_seed(&value)?)),
             other => {
                 return Err((
                     key.span(),
@@ -97,38 +130,36 @@ fn parse_args(args: TokenStream, is_test: bool) -> Result<Config, (Span, String)
                 ))
             }
         }
+        Ok(())
     }
-    // `workers` alone means multi-thread for main; a test (current-thread
-    // by default) must say so. A current-thread flavor never takes
-    // `workers`, in whichever order the two are written.
-    let current_thread = flavor.unwrap_or(is_test);
-    if current_thread && workers.is_some() {
-        return Err((
-            Span::call_site(),
-            "`workers` needs flavor = \"multi_thread\"".into(),
-        ));
+
+    /// The configuration, if the arguments fit together.
+    fn check(self, is_test: bool) -> Result<Config, (Span, String)> {
+        let refuse = |msg: &str| Err((Span::call_site(), msg.to_string()));
+        // `workers` alone means multi-thread for main; a test (current-
+        // thread by default) must say so. A current-thread flavor never
+        // takes `workers`, in whichever order the two are written.
+        let current_thread = self.flavor.unwrap_or(is_test);
+        if current_thread && self.workers.is_some() {
+            return refuse("`workers` needs flavor = \"multi_thread\"");
+        }
+        if self.deterministic.is_some() && (self.flavor == Some(false) || self.workers.is_some()) {
+            return refuse("a deterministic test runs on one thread: drop `flavor` and `workers`");
+        }
+        let start_paused = self.start_paused.unwrap_or(false);
+        if start_paused && !current_thread {
+            return refuse(
+                "`start_paused = true` needs the current-thread flavor: a multi-thread \
+                 runtime's clock cannot be paused",
+            );
+        }
+        Ok(Config {
+            workers: self.workers,
+            current_thread,
+            start_paused,
+            deterministic: self.deterministic,
+        })
     }
-    let start_paused = start_paused.unwrap_or(false);
-    if deterministic.is_some() && (flavor == Some(false) || workers.is_some()) {
-        return Err((
-            Span::call_site(),
-            "a deterministic test runs on one thread: drop `flavor` and `workers`".into(),
-        ));
-    }
-    if start_paused && !current_thread {
-        return Err((
-            Span::call_site(),
-            "`start_paused = true` needs the current-thread flavor: a multi-thread \
-             runtime's clock cannot be paused"
-                .into(),
-        ));
-    }
-    Ok(Config {
-        workers,
-        current_thread,
-        start_paused,
-        deterministic,
-    })
 }
 
 /// The attribute's `key = literal` pairs, separated by commas.
@@ -257,21 +288,7 @@ fn expand(args: TokenStream, item: TokenStream, is_test: bool) -> TokenStream {
     if body.delimiter() != Delimiter::Brace {
         return compile_error(body.span(), "expected a function body");
     }
-    let builder = match (&cfg.workers, cfg.current_thread) {
-        _ if cfg.deterministic.is_some() => {
-            let seed = match &cfg.deterministic {
-                Some(Some(n)) => format!("{n}u64"),
-                _ => "::spindle::test::seed_from_env(1)".to_string(),
-            };
-            format!("::spindle::Builder::new_deterministic({seed})")
-        }
-        (_, true) if cfg.start_paused => {
-            "::spindle::Builder::new_current_thread().start_paused(true)".to_string()
-        }
-        (_, true) => "::spindle::Builder::new_current_thread()".to_string(),
-        (Some(n), false) => format!("::spindle::Builder::new_multi_thread().workers({n})"),
-        (None, false) => "::spindle::Builder::new_multi_thread()".to_string(),
-    };
+    let builder = cfg.builder();
     let runner: TokenStream = format!(
         "{builder}.build().unwrap_or_else(|e| panic!(\"failed to start the spindle runtime: {{}}\", e)).block_on"
     )
