@@ -75,6 +75,18 @@ pub const BLOCKING_SLEEP: std::time::Duration = std::time::Duration::from_millis
 /// sleep_1m: the sleeps are spread over this many milliseconds.
 pub const SLEEP_SPREAD_MS: u64 = 100;
 
+/// The synchronisation rows, which the runtime peers run from one place
+/// of their own (`sync_rows.rs`).
+pub const SYNC_ROWS: &[&str] = &[
+    "mutex_uncontended",
+    "mutex_contended",
+    "rwlock_read_heavy",
+    "semaphore_limit",
+    "notify_pingpong",
+    "watch_fanout",
+    "joinset_drain",
+];
+
 /// semaphore_limit: the tasks and the permits they share.
 pub const SEMAPHORE_TASKS: u64 = 1000;
 pub const SEMAPHORE_PERMITS: usize = 8;

@@ -3,16 +3,35 @@
 //! reaches for, each task yielding with `spindle::yield_now` where the row
 //! says so.
 
+use super::timed;
 use spindle::sync::{Mutex, Notify, RwLock, Semaphore};
 use spindle::JoinSet;
 use spindle_peer_common::catalogue::{
     contenders, strided, RW_WRITE_EVERY, SEMAPHORE_PERMITS, SEMAPHORE_TASKS, WATCHERS,
 };
 use spindle_peer_common::witness::Alive;
+use spindle_peer_common::Measured;
 use std::sync::Arc;
 
 /// semaphore_limit's witness: the permits held now and at most.
 pub static HOLDERS: Alive = Alive::new();
+
+/// Runs the sync row `name`, timed (the rows of `SYNC_ROWS` this peer
+/// supports).
+pub async fn run(name: &str, n: u64, workers: usize) -> Measured {
+    match name {
+        "mutex_uncontended" => timed(mutex_uncontended(n)).await,
+        "mutex_contended" => timed(mutex_contended(n, workers)).await,
+        "rwlock_read_heavy" => timed(rwlock_read_heavy(n, workers)).await,
+        "semaphore_limit" => timed(semaphore_limit(n))
+            .await
+            .with("peak_holders", HOLDERS.peak()),
+        "notify_pingpong" => timed(notify_pingpong(n)).await,
+        "watch_fanout" => timed(watch_fanout(n)).await,
+        "joinset_drain" => timed(joinset_drain(n)).await,
+        other => unreachable!("`{other}` is not a sync row this peer runs"),
+    }
+}
 
 /// mutex_uncontended: one task, `n` lock–add–unlock rounds.
 pub async fn mutex_uncontended(n: u64) -> u64 {

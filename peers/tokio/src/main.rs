@@ -15,7 +15,7 @@ use spindle_peer_common::catalogue::{
     blockers, chain_share, fizzbuzz_batch, payload_bytes, pipeline_shape, select_arity,
     sleep_duration, ASYNC_COMPUTE_STEPS, ASYNC_COMPUTE_YIELD_AT, BLOCKING_SLEEP, BLOCK_ALL_BATCH,
     CHAN_CAPACITY, FANOUT_CAPACITY, FANOUT_WORKERS, FIB_PAR_CUTOFF, NURSERY_BATCH,
-    PINGPONG_CAPACITY, SKYNET_FANOUT,
+    PINGPONG_CAPACITY, SKYNET_FANOUT, SYNC_ROWS,
 };
 use spindle_peer_common::kernels::{self, payload, payload_value, FizzCounts};
 use spindle_peer_common::witness::{Alive, Lateness, SelectTally};
@@ -113,15 +113,7 @@ fn run(req: &Request) -> Measured {
                 "fizzbuzz_pipeline" => timed(fizzbuzz(n, false)).await,
                 "fizzbuzz_pipeline_zc" => timed(fizzbuzz(n, true)).await,
                 "fork_pool" => timed(fork_pool(n, w)).await,
-                "mutex_uncontended" => timed(sync_rows::mutex_uncontended(n)).await,
-                "mutex_contended" => timed(sync_rows::mutex_contended(n, w)).await,
-                "rwlock_read_heavy" => timed(sync_rows::rwlock_read_heavy(n, w)).await,
-                "semaphore_limit" => timed(sync_rows::semaphore_limit(n))
-                    .await
-                    .with("peak_holders", sync_rows::HOLDERS.peak()),
-                "notify_pingpong" => timed(sync_rows::notify_pingpong(n)).await,
-                "watch_fanout" => timed(sync_rows::watch_fanout(n)).await,
-                "joinset_drain" => timed(sync_rows::joinset_drain(n)).await,
+                row if SYNC_ROWS.contains(&row) => sync_rows::run(row, n, w).await,
                 w if payload_bytes(w).is_some() => payload_row(payload_bytes(w).unwrap(), n).await,
                 w if select_arity(w).is_some() => {
                     let start = Instant::now();
