@@ -170,6 +170,58 @@ impl Supervised {
         &self.cell.name
     }
 
+    /// `Phase::Start`: makes the actor's future (a panic there is a
+    /// failure like any other). `Some` when the supervision is over.
+    fn start(&mut self) -> Option<Poll<()>> {
+        let ctx = ActorContext {
+            cell: self.cell.clone(),
+            graph: self.graph.clone(),
+        };
+        let _cur = actor::enter(&self.cell);
+        match catch_unwind(AssertUnwindSafe(|| (self.factory)(ctx))) {
+            Ok(fut) => {
+                self.cell.set_status(ActorStatus::Running);
+                self.phase = Phase::Run(fut);
+                None
+            }
+            Err(p) => {
+                let why = format!("panicked while starting: {}", panic_message(&*p));
+                self.after_failure(why).then_some(Poll::Ready(()))
+            }
+        }
+    }
+
+    /// `Phase::Run`: polls the actor's future once, timing the poll; a
+    /// failed run is dropped before the failure is looked at. `Some` when
+    /// the poll is over (pending) or the supervision is.
+    fn run(&mut self, cx: &mut Context<'_>) -> Option<Poll<()>> {
+        let Phase::Run(fut) = &mut self.phase else {
+            unreachable!("run() in another phase");
+        };
+        self.cell.set_waker(cx.waker());
+        let outcome = {
+            let _cur = actor::enter(&self.cell);
+            let t0 = Instant::now();
+            let r = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx)));
+            self.cell.add_poll(t0.elapsed().as_nanos() as u64);
+            r
+        };
+        let why = match outcome {
+            Ok(Poll::Pending) => return Some(Poll::Pending),
+            Ok(Poll::Ready(Ok(()))) => {
+                self.finish(ActorStatus::Stopped);
+                return Some(Poll::Ready(()));
+            }
+            Ok(Poll::Ready(Err(e))) => format!("returned an error: {e}"),
+            Err(p) => format!("panicked: {}", panic_message(&*p)),
+        };
+        // Drop the failed run now: its ends and state go back to their
+        // handles before the failure is looked at.
+        let old = std::mem::replace(&mut self.phase, Phase::Done);
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(old)));
+        self.after_failure(why).then_some(Poll::Ready(()))
+    }
+
     /// The actor stopped for good: retire its ends, count it out.
     fn finish(&mut self, status: ActorStatus) {
         self.phase = Phase::Done;
@@ -250,53 +302,10 @@ impl Future for Supervised {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
         loop {
-            match &mut this.phase {
+            let step = match &mut this.phase {
                 Phase::Done => return Poll::Ready(()),
-                Phase::Start => {
-                    let ctx = ActorContext {
-                        cell: this.cell.clone(),
-                        graph: this.graph.clone(),
-                    };
-                    let _cur = actor::enter(&this.cell);
-                    match catch_unwind(AssertUnwindSafe(|| (this.factory)(ctx))) {
-                        Ok(fut) => {
-                            this.cell.set_status(ActorStatus::Running);
-                            this.phase = Phase::Run(fut);
-                        }
-                        Err(p) => {
-                            let why = format!("panicked while starting: {}", panic_message(&*p));
-                            if this.after_failure(why) {
-                                return Poll::Ready(());
-                            }
-                        }
-                    }
-                }
-                Phase::Run(fut) => {
-                    this.cell.set_waker(cx.waker());
-                    let outcome = {
-                        let _cur = actor::enter(&this.cell);
-                        let t0 = Instant::now();
-                        let r = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx)));
-                        this.cell.add_poll(t0.elapsed().as_nanos() as u64);
-                        r
-                    };
-                    let why = match outcome {
-                        Ok(Poll::Pending) => return Poll::Pending,
-                        Ok(Poll::Ready(Ok(()))) => {
-                            this.finish(ActorStatus::Stopped);
-                            return Poll::Ready(());
-                        }
-                        Ok(Poll::Ready(Err(e))) => format!("returned an error: {e}"),
-                        Err(p) => format!("panicked: {}", panic_message(&*p)),
-                    };
-                    // Drop the failed run now: its ends and state go back
-                    // to their handles before the failure is looked at.
-                    let old = std::mem::replace(&mut this.phase, Phase::Done);
-                    let _ = catch_unwind(AssertUnwindSafe(move || drop(old)));
-                    if this.after_failure(why) {
-                        return Poll::Ready(());
-                    }
-                }
+                Phase::Start => this.start(),
+                Phase::Run(_) => this.run(cx),
                 Phase::Backoff(s) => {
                     this.cell.set_waker(cx.waker());
                     // A shutdown request (read after the waker is stored,
@@ -307,7 +316,11 @@ impl Future for Supervised {
                         return Poll::Pending;
                     }
                     this.phase = Phase::Start;
+                    None
                 }
+            };
+            if let Some(done) = step {
+                return done;
             }
         }
     }
