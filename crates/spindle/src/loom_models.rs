@@ -41,7 +41,8 @@
 //! - `sync/watch/loom_model.rs`: a send, or the last sender's drop, racing
 //!   a `changed()` between its version check and its queueing; the last
 //!   receiver's drop racing `closed()`.
-//! - `tests/loom_chan.rs`: the channels, through their public API.
+//! - `tests/loom_chan.rs`, `tests/loom_chan_zero.rs` (the rendezvous
+//!   channel): the channels, through their public API.
 //! - `spindle-actor/src/loom_models.rs`: the actor ring and its wake-up
 //!   slots.
 //!
