@@ -9,7 +9,6 @@
 //!   is; `lock_owned`, `try_lock`, `blocking_lock` for plain threads.
 //! - [`Notify`]: `notified`, `notify_one` (stores one permit when nobody
 //!   waits), `notify_waiters`.
-//!
 //! - [`RwLock`]: on a semaphore of `MAX_READS` permits (a reader takes
 //!   one, a writer all), so writer-preferring: a queued writer holds back
 //!   the readers behind it, and no writer starves. Owned guards,
@@ -26,11 +25,13 @@
 //!   to go (`closed`). The value has a `RwLock` of its own, so that
 //!   readers share it.
 //!
-//! Every primitive here keeps its waiters under one lock
+//! Every primitive here keeps its waiters under a lock
 //! (`crate::loom::Mutex`, so that the loom models in each file explore the
-//! real code) and wakes after releasing it; the semaphore keeps its count
-//! in an atomic word beside them. A waiter dropped after it was
-//! handed a permit or a notification passes it on to the next waiter.
+//! real code), the semaphore's and `watch`'s in the crate's `LinkedSlab`,
+//! and wakes them after releasing it; the semaphore keeps its count in an
+//! atomic word beside its queue, and `watch` its version beside shards of
+//! waiters. A waiter dropped after it was handed a permit or a
+//! notification passes it on to the next waiter.
 
 mod barrier;
 #[cfg(all(test, loom))]
