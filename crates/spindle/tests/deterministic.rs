@@ -156,6 +156,9 @@ fn a_deadlock_panics_with_the_seed() {
     let msg = err.downcast_ref::<String>().expect("a message");
     assert!(msg.contains("seed 5") && msg.contains("deadlock"), "{msg}");
     assert!(msg.contains("SPINDLE_SEED=5"), "{msg}");
+    // The waiting task, named by where it was spawned (the line above
+    // `let _ = waiter.await`).
+    assert!(msg.contains("tests/deterministic.rs:"), "{msg}");
 }
 
 #[test]

@@ -103,7 +103,8 @@ impl Builder {
     /// so that a test can run under many schedules
     /// ([`crate::test::explore`]) and any run replays exactly from its
     /// seed. When every task waits and nothing can wake one, `block_on`
-    /// panics with the seed instead of hanging. Work must stay on the
+    /// panics instead of hanging, naming the seed and where each waiting
+    /// task was spawned. Work must stay on the
     /// runtime (other threads' wake-ups come in an order of their own).
     pub fn new_deterministic(seed: u64) -> Builder {
         Builder {

@@ -55,6 +55,9 @@ pub(crate) struct Shared {
     remote_schedules: AtomicU64,
     /// How many `SchedRef`s of this state are out (`sched_ref.rs`).
     refs_out: RefCount,
+    /// Registers every task at its spawn with the caller's location (a
+    /// deterministic runtime's, for its deadlock report).
+    track_spawns: bool,
 }
 
 pub(crate) struct Core {
@@ -103,6 +106,7 @@ impl Shared {
             remote_schedules: AtomicU64::new(0),
             refs_out: RefCount::default(),
             coop_budget,
+            track_spawns: seed.is_some(),
         }))
     }
 
@@ -117,6 +121,19 @@ impl Shared {
             bump(&self.counters.forced_yields, 1);
         }
         out
+    }
+
+    /// Spawn tracking: registers a new task at once, with the caller's
+    /// location (the user's spawn call: every function from there to here
+    /// is `#[track_caller]`), as the multi-thread scheduler's does.
+    #[track_caller]
+    fn track(&self, task: &Notified) {
+        let site = std::panic::Location::caller();
+        task.raw().ref_inc(); // the registry's own: the task is not idle
+        match self.registry.insert(task.raw(), 0, Some(site)) {
+            Some(key) => task.set_registered(key),
+            None => task.raw().drop_ref(), // shutting down: not held
+        }
     }
 
     fn schedule_remote(&self, task: Notified) {
@@ -243,6 +260,7 @@ impl Schedule for SchedRef<Shared> {
 // Always inline: LLVM otherwise keeps this out of line, and its
 // `schedule` call with it, which adds calls to every fork.
 #[inline(always)]
+#[track_caller]
 pub(crate) fn spawn<F>(shared: &Arc<Shared>, future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
@@ -254,6 +272,7 @@ where
 }
 
 #[inline(always)]
+#[track_caller]
 fn spawn_with_ref<F>(shared: &Shared, sched: SchedRef<Shared>, future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
@@ -261,6 +280,9 @@ where
 {
     let (notified, raw) = RawTask::allocate(future, sched);
     bump(&shared.counters.spawns, 1);
+    if shared.track_spawns {
+        shared.track(&notified);
+    }
     // The caller holds the state: no hold of our own needed.
     if let Some(task) = schedule_here(shared, notified) {
         shared.schedule_remote(task);
@@ -287,6 +309,7 @@ impl DriverCtx {
         self.refs.owner()
     }
 
+    #[track_caller]
     pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -509,11 +532,18 @@ fn stuck_for_good(shared: &Shared) -> bool {
         && !shared.parker.has_notification()
 }
 
-/// The panic message of a deterministic runtime that can never progress.
+/// The panic message of a deterministic runtime that can never progress:
+/// the seed, the tasks still waiting by where they were spawned, and the
+/// runtime's metrics.
 fn deadlock_report(shared: &Shared, seed: u64) -> String {
-    format!(
+    let mut report = format!(
         "deterministic runtime (seed {seed}): every task is waiting and nothing can wake one \
-         (no timer, no socket, no blocking call): a deadlock. Replay with SPINDLE_SEED={seed}.\n{}",
-        shared.metrics()
-    )
+         (no timer, no socket, no blocking call): a deadlock. Replay with SPINDLE_SEED={seed}.\n\
+         tasks waiting, by spawn site:\n"
+    );
+    for (site, n) in shared.registry.spawn_sites() {
+        report.push_str(&format!("  {n:>6}  {site}\n"));
+    }
+    report.push_str(&shared.metrics().to_string());
+    report
 }
