@@ -225,12 +225,12 @@ impl<F: Future> Future for RunUntil<'_, F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        // SAFETY: `future` is structurally pinned (never moved out); `set`
-        // is a shared reference.
+        // SAFETY: only `future` is pinned and it is never moved out of
+        // `this`; `set` is a shared reference.
         let this = unsafe { self.get_unchecked_mut() };
         let inner = &this.set.inner;
         let _current = Enter::set(inner.clone());
-        // SAFETY: as above.
+        // SAFETY: `future` lives in the pinned `self` and is never moved.
         let future = unsafe { Pin::new_unchecked(&mut this.future) };
         if let Poll::Ready(out) = future.poll(cx) {
             return Poll::Ready(out);
@@ -361,7 +361,8 @@ impl<F: Future> Future for CatchUnwind<F> {
     type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `future` is structurally pinned.
+        // SAFETY: `future` is structurally pinned: never moved out of the
+        // pinned `CatchUnwind`.
         let future = unsafe { self.map_unchecked_mut(|c| &mut c.future) };
         match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
             Ok(Poll::Pending) => Poll::Pending,

@@ -211,9 +211,8 @@ impl<T: 'static, F: Future> Future for TaskLocalFuture<T, F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        // SAFETY: `future` is structurally pinned: it is never moved out
-        // of its `Option` (only set to `None` by `drop_future`, which
-        // drops it in place); `key` and `value` are not pinned.
+        // SAFETY: only `future` is pinned, and nothing moves it out of
+        // `this` (setting its `Option` to `None` drops it in place).
         let this = unsafe { self.get_unchecked_mut() };
         let key = this.key;
         let (value, future) = (&mut this.value, &mut this.future);
@@ -221,7 +220,8 @@ impl<T: 'static, F: Future> Future for TaskLocalFuture<T, F> {
             let Some(fut) = future.as_mut() else {
                 panic!("`TaskLocalFuture` polled after it completed");
             };
-            // SAFETY: `fut` lives in the pinned `self` and is not moved.
+            // SAFETY: `fut` lives in the pinned `self` and is never moved
+            // (structural pinning, above).
             let poll = unsafe { Pin::new_unchecked(fut) }.poll(cx);
             if poll.is_ready() {
                 *future = None; // dropped in place, with the value in scope
