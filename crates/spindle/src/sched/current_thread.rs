@@ -123,19 +123,6 @@ impl Shared {
         out
     }
 
-    /// Spawn tracking: registers a new task at once, with the caller's
-    /// location (the user's spawn call: every function from there to here
-    /// is `#[track_caller]`), as the multi-thread scheduler's does.
-    #[track_caller]
-    fn track(&self, task: &Notified) {
-        let site = std::panic::Location::caller();
-        task.raw().ref_inc(); // the registry's own: the task is not idle
-        match self.registry.insert(task.raw(), 0, Some(site)) {
-            Some(key) => task.set_registered(key),
-            None => task.raw().drop_ref(), // shutting down: not held
-        }
-    }
-
     fn schedule_remote(&self, task: Notified) {
         self.remote_schedules.fetch_add(1, Relaxed);
         match self.inject.push(task) {
@@ -281,7 +268,7 @@ where
     let (notified, raw) = RawTask::allocate(future, sched);
     bump(&shared.counters.spawns, 1);
     if shared.track_spawns {
-        shared.track(&notified);
+        shared.registry.track(&notified, 0);
     }
     // The caller holds the state: no hold of our own needed.
     if let Some(task) = schedule_here(shared, notified) {

@@ -23,7 +23,7 @@
 //!   spawn with where they were spawned, kept beside their slot (`sites`,
 //!   allocated only then), for the stall report and the dump.
 
-use super::raw::{Header, RawTask};
+use super::raw::{Header, Notified, RawTask};
 use crate::loom::{lock, Mutex};
 use std::num::NonZeroU32;
 use std::panic::Location;
@@ -113,6 +113,20 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
+    /// Spawn tracking (`Builder::track_spawns`, and every deterministic
+    /// runtime): registers a new task at once, with the caller's location
+    /// (the user's spawn call: every function from there to here is
+    /// `#[track_caller]`), holding a reference of its own.
+    #[track_caller]
+    pub(crate) fn track(&self, task: &Notified, hint: usize) {
+        let site = Location::caller();
+        task.raw().ref_inc(); // the registry's own: the task is not idle
+        match self.insert(task.raw(), hint, Some(site)) {
+            Some(key) => task.set_registered(key),
+            None => task.raw().drop_ref(), // shutting down: not held
+        }
+    }
+
     pub(crate) fn new(shards: usize) -> Registry {
         Registry {
             shards: (0..shards.max(1))

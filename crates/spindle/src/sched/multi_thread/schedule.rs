@@ -115,19 +115,11 @@ where
 }
 
 impl Shared {
-    /// Spawn tracking (`Builder::track_spawns`): registers a new task at
-    /// once, with the caller's location (the user's spawn call: every
-    /// function from there to here is `#[track_caller]`).
+    /// Spawn tracking (`Builder::track_spawns`): `Registry::track`.
     #[track_caller]
     fn track(&self, task: &Notified, hint: usize) {
-        if !self.config.track_spawns {
-            return;
-        }
-        let site = std::panic::Location::caller();
-        task.raw().ref_inc(); // the registry's own: the task is not idle
-        match self.registry.insert(task.raw(), hint, Some(site)) {
-            Some(key) => task.set_registered(key),
-            None => task.raw().drop_ref(), // shutting down: not held
+        if self.config.track_spawns {
+            self.registry.track(task, hint);
         }
     }
 
