@@ -40,7 +40,7 @@ mod linked_slab;
 mod local_set;
 // Sockets and signals need the OS reactor, which loom and miri cannot run.
 #[cfg(not(any(loom, miri)))]
-pub(crate) mod io;
+pub mod io;
 pub(crate) mod loom;
 #[cfg(all(test, loom))]
 mod loom_models;

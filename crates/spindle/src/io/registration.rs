@@ -88,6 +88,16 @@ impl Registration {
         }
     }
 
+    /// `Ready(tick)` once `dir` is ready (see `driver/reactor.rs`).
+    pub(crate) fn poll_ready(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<u64> {
+        self.source.poll_ready(dir, cx)
+    }
+
+    /// After `WouldBlock`: not ready, unless an event came since `tick`.
+    pub(crate) fn clear_ready(&self, dir: Direction, tick: u64) {
+        self.source.clear_ready(dir, tick)
+    }
+
     /// Awaits `op` as `poll_io` runs it.
     pub(crate) async fn io<R>(
         &self,
