@@ -17,28 +17,33 @@
 //! - Tasks waiting on a socket are woken on the worker that drives the
 //!   reactor (the one parked on it, or a busy one every few dozen polls).
 
-/// `AsRawFd` and `AsFd` for a socket type through its `inner` std socket.
+/// `AsRawFd` and `AsFd` for a socket type through its std socket.
 macro_rules! fd_of_inner {
-    ($t:ty) => {
+    ($t:ty, |$s:ident| $inner:expr) => {
         impl std::os::fd::AsRawFd for $t {
             fn as_raw_fd(&self) -> std::os::fd::RawFd {
-                std::os::fd::AsRawFd::as_raw_fd(&self.inner)
+                let $s = self;
+                std::os::fd::AsRawFd::as_raw_fd($inner)
             }
         }
 
         impl std::os::fd::AsFd for $t {
             fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-                std::os::fd::AsFd::as_fd(&self.inner)
+                let $s = self;
+                std::os::fd::AsFd::as_fd($inner)
             }
         }
     };
 }
-use fd_of_inner;
+pub(crate) use fd_of_inner;
 
 mod addr;
+mod split;
+mod stream_io;
 mod tcp;
 mod udp;
 
 pub use addr::ToSocketAddrs;
-pub use tcp::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, TcpListener, TcpStream, WriteHalf};
+pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, Split, WriteHalf};
+pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;

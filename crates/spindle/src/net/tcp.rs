@@ -1,15 +1,14 @@
 //! TCP: [`TcpListener`], [`TcpStream`] and its halves.
 
 use super::addr::{context, first_ok, ToSocketAddrs};
+use super::stream_io::StreamIo;
 use crate::io::{Direction, Registration};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::fmt;
 use std::future::poll_fn;
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::{Shutdown, SocketAddr};
 use std::os::fd::AsRawFd;
-use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 /// Pending connections the kernel queues for a listener.
@@ -117,7 +116,7 @@ impl fmt::Debug for TcpListener {
     }
 }
 
-super::fd_of_inner!(TcpListener);
+crate::net::fd_of_inner!(TcpListener, |s| &s.inner);
 
 /// A TCP connection.
 ///
@@ -131,9 +130,7 @@ super::fd_of_inner!(TcpListener);
 /// Also implements `futures_io::{AsyncRead, AsyncWrite}` (for `TcpStream`
 /// and `&TcpStream`), so `futures-util`'s helpers and codecs work on it.
 pub struct TcpStream {
-    // Field order: the registration is dropped (deregistered) before the fd closes.
-    reg: Registration,
-    inner: std::net::TcpStream,
+    io: StreamIo<std::net::TcpStream>,
 }
 
 impl TcpStream {
@@ -162,24 +159,7 @@ impl TcpStream {
             Err(e) => return Err(e),
         }
         let stream = TcpStream::registered(std::net::TcpStream::from(socket))?;
-        // Writable means the handshake is over, one way or the other:
-        // `SO_ERROR` says which; no peer address yet means not over after
-        // all (a spurious readiness), so wait for the next edge.
-        stream
-            .reg
-            .io(Direction::Write, || {
-                if let Some(e) = stream.inner.take_error()? {
-                    return Err(e);
-                }
-                match stream.inner.peer_addr() {
-                    Ok(_) => Ok(()),
-                    Err(e) if e.kind() == io::ErrorKind::NotConnected => {
-                        Err(io::ErrorKind::WouldBlock.into())
-                    }
-                    Err(e) => Err(e),
-                }
-            })
-            .await?;
+        stream.io.finish_connect().await?;
         Ok(stream)
     }
 
@@ -191,111 +171,34 @@ impl TcpStream {
 
     fn registered(inner: std::net::TcpStream) -> io::Result<TcpStream> {
         Ok(TcpStream {
-            reg: Registration::new(inner.as_raw_fd())?,
-            inner,
+            io: StreamIo::new(inner)?,
         })
-    }
-
-    /// Reads into `buf`; `Ok(0)` at end of stream (the peer shut down its
-    /// writing side) or for an empty `buf`.
-    pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_read(cx, buf)).await
-    }
-
-    /// Reads exactly `buf.len()` bytes; [`io::ErrorKind::UnexpectedEof`]
-    /// if the stream ends first. Not cancel-safe (bytes read so far are lost).
-    pub async fn read_exact(&self, mut buf: &mut [u8]) -> io::Result<()> {
-        while !buf.is_empty() {
-            match self.read(buf).await? {
-                0 => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!("stream ended with {} bytes still to read", buf.len()),
-                    ))
-                }
-                n => buf = &mut buf[n..],
-            }
-        }
-        Ok(())
-    }
-
-    /// Writes some of `buf`; returns how many bytes.
-    pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_write(cx, buf)).await
-    }
-
-    /// Writes all of `buf`, waiting whenever the socket buffer is full.
-    pub async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
-        while !buf.is_empty() {
-            match self.write(buf).await? {
-                0 => return Err(io::ErrorKind::WriteZero.into()),
-                n => buf = &buf[n..],
-            }
-        }
-        Ok(())
-    }
-
-    /// Poll form of [`read`](Self::read).
-    pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        let len = buf.len();
-        // A short read (not end of stream) emptied the receive queue.
-        self.reg.poll_io_drain(
-            Direction::Read,
-            cx,
-            || (&self.inner).read(buf),
-            |&n| n > 0 && n < len,
-        )
-    }
-
-    /// Poll form of [`write`](Self::write).
-    pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        // A short write filled the send buffer.
-        self.reg.poll_io_drain(
-            Direction::Write,
-            cx,
-            || (&self.inner).write(buf),
-            |&n| n > 0 && n < buf.len(),
-        )
     }
 
     /// Shuts down reading, writing or both. `Shutdown::Write` is a
     /// half-close: the peer reads end of stream, and may still send.
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        self.inner.shutdown(how)
+        self.io.inner().shutdown(how)
     }
 
     /// Sets `TCP_NODELAY` (no Nagle delay for small writes).
     pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
-        self.inner.set_nodelay(nodelay)
+        self.io.inner().set_nodelay(nodelay)
     }
 
     /// Whether `TCP_NODELAY` is set.
     pub fn nodelay(&self) -> io::Result<bool> {
-        self.inner.nodelay()
+        self.io.inner().nodelay()
     }
 
     /// The remote address.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.peer_addr()
+        self.io.inner().peer_addr()
     }
 
     /// The local address.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.local_addr()
-    }
-
-    /// Borrowed halves, to read and write concurrently in one task (with
-    /// `join`-like combinators); for two tasks use [`into_split`](Self::into_split).
-    pub fn split(&self) -> (ReadHalf<'_>, WriteHalf<'_>) {
-        (ReadHalf(self), WriteHalf(self))
-    }
-
-    /// Owned halves that can move to two tasks. The connection closes when
-    /// both are dropped; dropping the write half does not shut writing down
-    /// (call [`OwnedWriteHalf::shutdown`]).
-    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
-        let s = Arc::new(self);
-        (OwnedReadHalf(s.clone()), OwnedWriteHalf(s))
+        self.io.inner().local_addr()
     }
 }
 
@@ -304,117 +207,10 @@ impl fmt::Debug for TcpStream {
         f.debug_struct("TcpStream")
             .field("local_addr", &self.local_addr().ok())
             .field("peer_addr", &self.peer_addr().ok())
-            .field("fd", &self.inner.as_raw_fd())
+            .field("fd", &self.io.inner().as_raw_fd())
             .finish()
     }
 }
 
-super::fd_of_inner!(TcpStream);
-
-/// The reading half of a [`TcpStream`], borrowed ([`TcpStream::split`]).
-#[derive(Debug)]
-pub struct ReadHalf<'a>(&'a TcpStream);
-
-/// The writing half of a [`TcpStream`], borrowed ([`TcpStream::split`]).
-#[derive(Debug)]
-pub struct WriteHalf<'a>(&'a TcpStream);
-
-/// The reading half of a [`TcpStream`], owned ([`TcpStream::into_split`]).
-#[derive(Debug)]
-pub struct OwnedReadHalf(Arc<TcpStream>);
-
-/// The writing half of a [`TcpStream`], owned ([`TcpStream::into_split`]).
-#[derive(Debug)]
-pub struct OwnedWriteHalf(Arc<TcpStream>);
-
-macro_rules! read_half {
-    ($($t:ty),*) => {$(
-        impl $t {
-            /// See [`TcpStream::read`].
-            pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-                self.0.read(buf).await
-            }
-            /// See [`TcpStream::read_exact`].
-            pub async fn read_exact(&self, buf: &mut [u8]) -> io::Result<()> {
-                self.0.read_exact(buf).await
-            }
-            /// See [`TcpStream::poll_read`].
-            pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-                self.0.poll_read(cx, buf)
-            }
-            /// The remote address.
-            pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-                self.0.peer_addr()
-            }
-        }
-        impl futures_io::AsyncRead for $t {
-            fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-                self.0.poll_read(cx, buf)
-            }
-        }
-    )*};
-}
-
-macro_rules! write_half {
-    ($($t:ty),*) => {$(
-        impl $t {
-            /// See [`TcpStream::write`].
-            pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
-                self.0.write(buf).await
-            }
-            /// See [`TcpStream::write_all`].
-            pub async fn write_all(&self, buf: &[u8]) -> io::Result<()> {
-                self.0.write_all(buf).await
-            }
-            /// See [`TcpStream::poll_write`].
-            pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-                self.0.poll_write(cx, buf)
-            }
-            /// Half-close: the peer reads end of stream.
-            pub fn shutdown(&self) -> io::Result<()> {
-                self.0.shutdown(Shutdown::Write)
-            }
-            /// The remote address.
-            pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-                self.0.peer_addr()
-            }
-        }
-        impl futures_io::AsyncWrite for $t {
-            fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-                self.0.poll_write(cx, buf)
-            }
-            fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-                Poll::Ready(Ok(())) // nothing is buffered in user space
-            }
-            fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-                Poll::Ready(self.0.shutdown(Shutdown::Write))
-            }
-        }
-    )*};
-}
-
-read_half!(ReadHalf<'_>, OwnedReadHalf);
-write_half!(WriteHalf<'_>, OwnedWriteHalf);
-
-macro_rules! stream_io {
-    ($($t:ty),*) => {$(
-        impl futures_io::AsyncRead for $t {
-            fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-                TcpStream::poll_read(&self, cx, buf)
-            }
-        }
-        impl futures_io::AsyncWrite for $t {
-            fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-                TcpStream::poll_write(&self, cx, buf)
-            }
-            fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-                Poll::Ready(Ok(())) // nothing is buffered in user space
-            }
-            fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-                Poll::Ready(self.shutdown(Shutdown::Write))
-            }
-        }
-    )*};
-}
-
-stream_io!(TcpStream, &TcpStream);
+crate::net::fd_of_inner!(TcpStream, |s| s.io.inner());
+crate::net::split::stream_api!(TcpStream, SocketAddr);

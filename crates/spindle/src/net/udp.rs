@@ -137,4 +137,4 @@ impl fmt::Debug for UdpSocket {
     }
 }
 
-super::fd_of_inner!(UdpSocket);
+super::fd_of_inner!(UdpSocket, |s| &s.inner);
