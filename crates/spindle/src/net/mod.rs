@@ -1,10 +1,11 @@
-//! TCP and UDP sockets for spindle tasks, on the runtime's reactor
+//! TCP, UDP and Unix sockets for spindle tasks, on the runtime's reactor
 //! (`driver/reactor.rs`, epoll through the `mio` crate).
 //!
 //! - [`TcpListener`], [`TcpStream`] (with borrowed and owned halves),
-//!   [`UdpSocket`]: std sockets made non-blocking, each registered once with
-//!   the reactor of the runtime it is created in (creating one outside a
-//!   runtime is an error saying so). An operation tries the syscall while
+//!   [`UdpSocket`], and their Unix counterparts [`UnixListener`],
+//!   [`UnixStream`], [`UnixDatagram`]: std sockets made non-blocking, each
+//!   registered once with the reactor of the runtime it is created in
+//!   (creating one outside a runtime is an error saying so). An operation tries the syscall while
 //!   its direction is ready and waits for the next readiness edge after
 //!   `WouldBlock` (the protocol is in `driver/reactor.rs`).
 //! - Every operation takes `&self`; reads and writes are cancel-safe.
@@ -42,8 +43,10 @@ mod split;
 mod stream_io;
 mod tcp;
 mod udp;
+mod unix;
 
 pub use addr::ToSocketAddrs;
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, Split, WriteHalf};
 pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;
+pub use unix::{UnixDatagram, UnixListener, UnixStream};

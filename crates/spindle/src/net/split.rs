@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 /// A stream type that splits into halves: [`TcpStream`] and
-/// any other stream type added later. Sealed.
+/// [`UnixStream`](super::UnixStream). Sealed.
 pub trait Split: sealed::Sealed {}
 
 pub(crate) mod sealed {
