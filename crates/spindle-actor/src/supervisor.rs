@@ -39,6 +39,7 @@ use crate::context::ActorContext;
 use crate::error::ActorError;
 use crate::graph::GraphShared;
 use crate::port::ChannelInfo;
+use spindle::report::{self, Kind};
 use spindle::time::{self, Sleep};
 
 pub(crate) type RunFuture = Pin<Box<dyn Future<Output = Result<(), ActorError>> + Send>>;
@@ -260,10 +261,13 @@ impl Supervised {
         if let Some(limit) = self.policy.poison_after {
             for i in &self.inputs {
                 if let Some(pos) = i.after_reader_failure(limit) {
-                    eprintln!(
-                        "spindle-actor: actor `{name}` failed {limit} times on message #{pos} \
-                         of channel `{}`: moved to dead letters",
-                        i.name()
+                    report::warn(
+                        Kind::Restart,
+                        format_args!(
+                            "spindle-actor: actor `{name}` failed {limit} times on message \
+                             #{pos} of channel `{}`: moved to dead letters",
+                            i.name()
+                        ),
                     );
                 }
             }
@@ -284,14 +288,20 @@ impl Supervised {
                 self.policy.window,
                 self.policy.max_restarts
             );
-            eprintln!("spindle-actor: {msg}; stopping the graph");
+            report::warn(
+                Kind::Restart,
+                format_args!("spindle-actor: {msg}; stopping the graph"),
+            );
             self.graph.record_failure(msg.clone());
             self.graph.request_shutdown(&msg);
             return None;
         }
         let backoff = self.policy.backoff_for(self.failures.len());
         self.cell.restarts.fetch_add(1, Ordering::Relaxed);
-        eprintln!("spindle-actor: actor `{name}` {why}; restarting in {backoff:?}");
+        report::warn(
+            Kind::Restart,
+            format_args!("spindle-actor: actor `{name}` {why}; restarting in {backoff:?}"),
+        );
         Some(backoff)
     }
 }

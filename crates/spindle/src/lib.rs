@@ -47,6 +47,7 @@ mod loom_models;
 #[cfg(not(any(loom, miri)))]
 pub mod net;
 mod rand;
+pub mod report;
 mod runtime;
 mod sched;
 mod sched_ref;

@@ -124,6 +124,7 @@ impl LocalSet {
 
     /// Spawns `future` onto this set; it runs while the set's
     /// [`run_until`](LocalSet::run_until) is polled.
+    #[track_caller]
     pub fn spawn_local<F>(&self, future: F) -> LocalJoinHandle<F::Output>
     where
         F: Future + 'static,
@@ -154,6 +155,7 @@ impl LocalSet {
 }
 
 impl Inner {
+    #[track_caller]
     fn spawn<F>(&self, future: F) -> LocalJoinHandle<F::Output>
     where
         F: Future + 'static,
@@ -161,6 +163,7 @@ impl Inner {
     {
         let join = Rc::new(RefCell::new(JoinState::Running(None)));
         let slot = join.clone();
+        let future = crate::task::span::instrument(future);
         let task: LocalTask = Box::pin(async move {
             let out = CatchUnwind { future }.await;
             slot.borrow_mut().finish(out.map_err(JoinError::panic));
@@ -276,6 +279,7 @@ impl Drop for Enter {
 /// # Panics
 /// Outside a `LocalSet`'s `run_until` and outside a current-thread
 /// runtime's `block_on`; the message says where to call it.
+#[track_caller]
 pub fn spawn_local<F>(future: F) -> LocalJoinHandle<F::Output>
 where
     F: Future + 'static,

@@ -63,9 +63,12 @@ where
     };
     for seed in chosen {
         if let Err(panic) = run_seed(seed, &body) {
-            eprintln!(
-                "spindle::test::explore: failed with seed {seed}; replay it with \
-                 {SEED_VAR}={seed} (or Builder::new_deterministic({seed}))"
+            crate::report::warn(
+                crate::report::Kind::TestSeed,
+                format_args!(
+                    "spindle::test::explore: failed with seed {seed}; replay it with \
+                     {SEED_VAR}={seed} (or Builder::new_deterministic({seed}))"
+                ),
             );
             let why = panic
                 .downcast_ref::<String>()

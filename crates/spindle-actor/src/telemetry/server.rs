@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use spindle::chan;
 use spindle::net::{TcpListener, TcpStream};
+use spindle::report::{self, Kind};
 use spindle::time;
 
 use super::http::{self, Response};
@@ -118,7 +119,10 @@ async fn accept_and_sample(
                 Ok((stream, _)) => {
                     if failing {
                         failing = false;
-                        eprintln!("spindle-actor telemetry: accepting connections again");
+                        report::warn(
+                            Kind::Telemetry,
+                            format_args!("spindle-actor telemetry: accepting connections again"),
+                        );
                     }
                     if open.fetch_add(1, Ordering::Relaxed) < MAX_CONNECTIONS {
                         let slot = OpenSlot(open.clone());
@@ -134,9 +138,12 @@ async fn accept_and_sample(
                 Err(e) => {
                     if !failing {
                         failing = true;
-                        eprintln!(
-                            "spindle-actor telemetry: cannot accept a connection ({e}); \
-                             retrying every {ACCEPT_RETRY:?}"
+                        report::warn(
+                            Kind::Telemetry,
+                            format_args!(
+                                "spindle-actor telemetry: cannot accept a connection ({e}); \
+                                 retrying every {ACCEPT_RETRY:?}"
+                            ),
                         );
                     }
                     time::sleep(ACCEPT_RETRY).await;

@@ -265,7 +265,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let (notified, raw) = RawTask::allocate(future, sched);
+    let (notified, raw) = RawTask::allocate(crate::task::span::instrument(future), sched);
     bump(&shared.counters.spawns, 1);
     if shared.track_spawns {
         shared.registry.track(&notified, 0);

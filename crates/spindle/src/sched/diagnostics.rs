@@ -110,6 +110,12 @@ impl SlowPolls {
         worst.push(SlowPoll { duration, task });
         worst.sort_by_key(|p| std::cmp::Reverse(p.duration));
         worst.truncate(WORST);
+        drop(worst);
+        crate::report::emit(
+            crate::report::Kind::SlowPoll,
+            crate::report::Level::Debug,
+            format_args!("spindle: worker {index} polled task {task:#x} for {duration:?}"),
+        );
     }
 
     /// The longest slow polls seen on worker `index`, longest first.
@@ -175,7 +181,9 @@ pub(crate) fn dump_on_sigquit(handle: &super::Handle) -> std::io::Result<()> {
             let mut buf = [0u8; 16];
             while matches!(rx.read(&mut buf), Ok(n) if n > 0) {
                 match runtime.upgrade() {
-                    Some(h) => eprint!("{}", h.dump()),
+                    Some(h) => {
+                        crate::report::warn(crate::report::Kind::Dump, format_args!("{}", h.dump()))
+                    }
                     None => break, // the runtime is gone
                 }
             }
@@ -184,7 +192,8 @@ pub(crate) fn dump_on_sigquit(handle: &super::Handle) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The default `on_stall`: the report on stderr.
+/// The default `on_stall`: the report through `report::warn` (on stderr
+/// unless the program routes reports elsewhere).
 pub(crate) fn print_stall(report: &StallReport) {
-    eprintln!("{report}");
+    crate::report::warn(crate::report::Kind::Stall, format_args!("{report}"));
 }

@@ -15,6 +15,7 @@ pub(crate) mod raw;
 pub(crate) mod registry;
 #[cfg(not(any(loom, spindle_malloc_cells)))]
 mod slab;
+pub(crate) mod span;
 pub(crate) mod state;
 mod waker;
 

@@ -108,7 +108,10 @@ where
             return w.spawn(future);
         }
     }
-    let (notified, raw) = RawTask::allocate(future, SchedRef::new(&spawner.shared));
+    let (notified, raw) = RawTask::allocate(
+        crate::task::span::instrument(future),
+        SchedRef::new(&spawner.shared),
+    );
     spawner.shared.track(&notified, 0);
     spawner.shared.schedule_remote(notified);
     JoinHandle::new(raw)
@@ -143,7 +146,8 @@ impl WorkerCtx {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (notified, raw) = RawTask::allocate(future, self.refs.take_ref());
+        let (notified, raw) =
+            RawTask::allocate(crate::task::span::instrument(future), self.refs.take_ref());
         self.shared().track(&notified, self.index);
         // Counted by `schedule_local`, inside the borrow; without its core
         // this thread is no longer the worker, and its spawns go through

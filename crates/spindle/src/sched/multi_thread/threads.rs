@@ -92,6 +92,11 @@ impl Shared {
         give.send(core)
             .expect("a new worker thread waits for its core");
         this.handoffs.fetch_add(1, Relaxed);
+        crate::report::emit(
+            crate::report::Kind::Handoff,
+            crate::report::Level::Debug,
+            format_args!("spindle: worker {index} is blocked; its queue went to a new thread"),
+        );
         true
     }
 
