@@ -167,27 +167,23 @@ impl fmt::Display for StallReport {
 /// The callback type of `Builder::on_stall`.
 pub(crate) type OnStall = std::sync::Arc<dyn Fn(&StallReport) + Send + Sync>;
 
-/// Prints the runtime's dump on stderr at every `SIGQUIT` (a `signal-hook`
-/// self-pipe and a small thread) for as long as the runtime lives.
+/// Reports the runtime's dump at every `SIGQUIT` (a `signal::unix`
+/// listener on a small thread) for as long as the runtime lives.
 #[cfg(not(any(loom, miri)))]
 pub(crate) fn dump_on_sigquit(handle: &super::Handle) -> std::io::Result<()> {
-    use std::io::Read;
+    use crate::signal::unix::{signal, SignalKind};
     let runtime = handle.downgrade();
-    let (mut rx, tx) = std::os::unix::net::UnixStream::pair()?;
-    let id = signal_hook::low_level::pipe::register(signal_hook::consts::SIGQUIT, tx)?;
+    let mut quit = signal(SignalKind::quit())?;
     std::thread::Builder::new()
         .name("spindle-dump".into())
-        .spawn(move || {
-            let mut buf = [0u8; 16];
-            while matches!(rx.read(&mut buf), Ok(n) if n > 0) {
-                match runtime.upgrade() {
-                    Some(h) => {
-                        crate::report::warn(crate::report::Kind::Dump, format_args!("{}", h.dump()))
-                    }
-                    None => break, // the runtime is gone
+        .spawn(move || loop {
+            crate::driver::park::block_on_thread(quit.recv());
+            match runtime.upgrade() {
+                Some(h) => {
+                    crate::report::warn(crate::report::Kind::Dump, format_args!("{}", h.dump()))
                 }
+                None => return, // the runtime is gone
             }
-            signal_hook::low_level::unregister(id);
         })?;
     Ok(())
 }
