@@ -24,8 +24,13 @@ const echoBuf = 16 * 1024
 
 // parseServeEcho returns the worker count of `serve-echo --workers W`.
 func parseServeEcho(args []string) (int, error) {
-	if len(args) != 3 || args[0] != "serve-echo" || args[1] != "--workers" {
-		return 0, errors.New("`serve-echo` takes exactly `--workers W`")
+	return parseServeMode(args, "serve-echo")
+}
+
+// parseServeMode returns the worker count of `<mode> --workers W`.
+func parseServeMode(args []string, mode string) (int, error) {
+	if len(args) != 3 || args[0] != mode || args[1] != "--workers" {
+		return 0, fmt.Errorf("`%s` takes exactly `--workers W`", mode)
 	}
 	w, err := strconv.ParseUint(args[2], 10, 31)
 	if err != nil || w == 0 {

@@ -5,6 +5,7 @@
 //	peer-go list
 //	peer-go run <workload> --size N --workers W
 //	peer-go serve-echo --workers W      (echo.go)
+//	peer-go serve-http --workers W      (http.go)
 //
 // `run` prints exactly one line
 //
@@ -99,6 +100,10 @@ func resultLine(req request, o outcome) string {
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "serve-echo" {
 		serveEcho(os.Args[1:])
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "serve-http" {
+		serveHTTP(os.Args[1:])
 		return
 	}
 	list, req, err := parseArgs(os.Args[1:])

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -247,5 +248,29 @@ func TestEchoServerEchoesOverLoopback(t *testing.T) {
 	}
 	if !bytes.Equal(back, msg) {
 		t.Fatal("echo differs from what was sent")
+	}
+}
+
+func TestHTTPHandlerServesBothTestsAnd404(t *testing.T) {
+	h := httpHandler()
+	for _, c := range []struct {
+		path, ctype, body string
+		status            int
+	}{
+		{"/plaintext", "text/plain", "Hello, World!", 200},
+		{"/json", "application/json", `{"message":"Hello, World!"}`, 200},
+		{"/nope", "", "", 404},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", c.path, nil))
+		if rec.Code != c.status {
+			t.Errorf("%s: status %d, want %d", c.path, rec.Code, c.status)
+		}
+		if c.status == 200 && (rec.Header().Get("Content-Type") != c.ctype || rec.Body.String() != c.body) {
+			t.Errorf("%s: %q %q", c.path, rec.Header().Get("Content-Type"), rec.Body.String())
+		}
+	}
+	if _, err := parseServeMode([]string{"serve-http", "--workers"}, "serve-http"); err == nil {
+		t.Error("serve-http without a worker count: expected an error")
 	}
 }

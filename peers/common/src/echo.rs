@@ -29,12 +29,18 @@ pub const BIND: &str = "127.0.0.1:0";
 /// `Some(workers)` when this process was started as `serve-echo`; bad
 /// arguments for that mode print the error and exit 2.
 pub fn requested() -> Option<usize> {
+    requested_mode("serve-echo")
+}
+
+/// `Some(workers)` when this process was started as `<mode> --workers W`
+/// (`serve-echo`, `serve-http`); bad arguments print the error and exit 2.
+pub fn requested_mode(mode: &str) -> Option<usize> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match parse(&args) {
+    match parse_mode(&args, mode) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("error: {e}");
-            eprintln!("usage: <peer> serve-echo --workers W");
+            eprintln!("usage: <peer> {mode} --workers W");
             std::process::exit(2);
         }
     }
@@ -42,7 +48,12 @@ pub fn requested() -> Option<usize> {
 
 /// The parser behind [`requested`]: `Ok(None)` for any other command.
 pub fn parse(args: &[String]) -> Result<Option<usize>, String> {
-    if args.first().map(String::as_str) != Some("serve-echo") {
+    parse_mode(args, "serve-echo")
+}
+
+/// The parser behind [`requested_mode`].
+pub fn parse_mode(args: &[String], mode: &str) -> Result<Option<usize>, String> {
+    if args.first().map(String::as_str) != Some(mode) {
         return Ok(None);
     }
     match &args[1..] {
@@ -51,7 +62,7 @@ pub fn parse(args: &[String]) -> Result<Option<usize>, String> {
             Ok(w) => Ok(Some(w)),
             Err(_) => Err(format!("`--workers {n}`: not a positive integer")),
         },
-        _ => Err("`serve-echo` takes exactly `--workers W`".into()),
+        _ => Err(format!("`{mode}` takes exactly `--workers W`")),
     }
 }
 
@@ -62,8 +73,13 @@ pub fn announcement(addr: SocketAddr) -> String {
 
 /// Prints the announcement and flushes stdout.
 pub fn announce(addr: SocketAddr) {
+    announce_as(ANNOUNCE, addr)
+}
+
+/// Prints `<word> port=<port>` and flushes stdout.
+pub fn announce_as(word: &str, addr: SocketAddr) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", announcement(addr));
+    let _ = writeln!(out, "{word} port={}", addr.port());
     let _ = out.flush();
 }
 

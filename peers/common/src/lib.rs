@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 pub mod catalogue;
 pub mod check;
 pub mod echo;
+pub mod http;
 pub mod kernels;
 pub mod peer;
 pub mod threads;

@@ -9,6 +9,7 @@
 //! through `tokio::select!`, timers through `tokio::time`.
 
 mod echo;
+mod http;
 mod sync_rows;
 
 use spindle_peer_common::catalogue::{
@@ -37,6 +38,9 @@ static LATENESS: Lateness = Lateness::new();
 fn main() {
     if let Some(workers) = spindle_peer_common::echo::requested() {
         echo::serve(workers);
+    }
+    if let Some(workers) = spindle_peer_common::http::requested() {
+        http::serve(workers);
     }
     run_main("tokio", support, run);
 }
