@@ -17,6 +17,7 @@ pub mod cli;
 pub mod compare;
 pub mod echo;
 pub mod fresh;
+pub mod http;
 pub mod meta;
 pub mod peers;
 pub mod report;

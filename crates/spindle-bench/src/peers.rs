@@ -293,6 +293,45 @@ fn build_alone(root: &Path, profile: &str, p: &str) -> Result<(), String> {
     }
 }
 
+/// Builds (unless `--no-build`) and finds an example of a workspace
+/// package: `spindle-bench http` serves spindle with `spindle-hyper`'s
+/// `hello` example.
+pub fn example(package: &str, example: &str, opts: &BuildOptions) -> Result<PathBuf, String> {
+    let root = workspace_root();
+    let profile = &opts.cargo_profile;
+    if !opts.no_build {
+        eprintln!("spindle-bench: building cargo build --profile {profile} -p {package} --example {example}");
+        let status = Command::new(cargo())
+            .current_dir(&root)
+            .args([
+                "build",
+                "--profile",
+                profile,
+                "-p",
+                package,
+                "--example",
+                example,
+            ])
+            .stdout(stderr_stdio())
+            .status()
+            .map_err(|e| format!("could not run cargo: {e}"))?;
+        if !status.success() {
+            return Err(format!(
+                "build failed (see `cargo build --profile {profile} -p {package} --example {example}`)"
+            ));
+        }
+    }
+    let path = target_dir(&root)
+        .join(profile_dir(profile))
+        .join("examples")
+        .join(example);
+    if path.exists() {
+        Ok(path)
+    } else {
+        Err(format!("no binary at {}", path.display()))
+    }
+}
+
 /// Builds a peer that is a workspace of its own (`OWN_WORKSPACE_PEERS`).
 fn build_own_workspace(dir: &Path, target: &Path, profile: &str) -> Result<(), String> {
     let manifest = dir.join("Cargo.toml");

@@ -81,6 +81,8 @@ pub enum Cmd {
     Report,
     /// Loopback echo benchmark: requests/s and p99 latency of each peer's echo server under one load generator
     Echo(EchoArgs),
+    /// HTTP servers under wrk: hyper on spindle, hyper on Tokio, Go net/http; plaintext and json
+    Http(HttpArgs),
     /// What spindle-actor's telemetry server costs fizzbuzz: the spindle peer with telemetry off and on (scraped), alternating
     TelemetryCost(TelemetryArgs),
 }
@@ -128,6 +130,31 @@ pub struct EchoArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub client_threads: u64,
     /// Do not write <out>/echo.json
+    #[arg(long)]
+    pub no_save: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct HttpArgs {
+    /// Servers: a comma list of spindle (spindle-hyper's hello example) and peers answering `serve-http`
+    #[arg(long, default_value = "spindle,tokio,go")]
+    pub peer: String,
+    /// wrk's connections (kept alive)
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub connections: u32,
+    /// wrk's threads
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub wrk_threads: u32,
+    /// Seconds of wrk warm-up per test and run (not counted)
+    #[arg(long, default_value_t = 1.0, value_parser = parse_secs)]
+    pub warmup: f64,
+    /// Seconds measured per test and run (wrk counts whole seconds)
+    #[arg(long, default_value_t = 5.0, value_parser = parse_secs)]
+    pub duration: f64,
+    /// Runs per server (servers alternate run by run)
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: u32,
+    /// Do not write <out>/http.json and <out>/http.html
     #[arg(long)]
     pub no_save: bool,
 }

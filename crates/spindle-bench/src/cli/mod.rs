@@ -2,7 +2,7 @@
 //!
 //! - no command: the quick profile, every workload, every available peer;
 //!   progress on stderr, the table on stdout, outputs saved, report path printed;
-//! - `list`, `run`, `compare`, `check-fresh`, `report`, `echo`,
+//! - `list`, `run`, `compare`, `check-fresh`, `report`, `echo`, `http`,
 //!   `telemetry-cost` (see `--help`).
 //!
 //! Exit status: 0 when every row that ran is correct; 1 when a row failed
@@ -11,7 +11,8 @@
 //! every row that ran is correct but a requested peer was missing (not
 //! installed, or it failed to build): the others ran and were saved.
 //!
-//! The argument types are in `args.rs`, the suite command in `suite.rs`.
+//! The argument types are in `args.rs`, the suite command in `suite.rs`,
+//! the `http` command in `http.rs`.
 
 /// Like `print!`, but a closed stdout (`… | head`) is not a panic: the run
 /// still saves its outputs and keeps its exit status.
@@ -29,6 +30,7 @@ macro_rules! outln {
 }
 
 mod args;
+mod http;
 mod suite;
 
 use std::path::PathBuf;
@@ -36,7 +38,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-pub use args::{Cli, Cmd, Common, EchoArgs, RunArgs, TelemetryArgs};
+pub use args::{Cli, Cmd, Common, EchoArgs, HttpArgs, RunArgs, TelemetryArgs};
 pub use suite::{suite, EXIT_PEER_MISSING};
 
 use crate::peers::{self, BuildOptions, PeerInfo};
@@ -94,6 +96,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, String> {
         }) => compare_runs(c, baseline, latest.as_ref(), *threshold),
         Some(Cmd::CheckFresh { max_age }) => check_fresh(c, *max_age),
         Some(Cmd::Echo(a)) => echo(c, a),
+        Some(Cmd::Http(a)) => http::http(c, a),
         Some(Cmd::TelemetryCost(a)) => telemetry_cost(c, a),
         Some(Cmd::Report) => {
             let out = out_dir(c);
