@@ -41,6 +41,8 @@ mod local_set;
 // Sockets and signals need the OS reactor, which loom and miri cannot run.
 #[cfg(not(any(loom, miri)))]
 pub(crate) mod io;
+#[cfg(not(any(loom, miri)))]
+mod io_error;
 pub(crate) mod loom;
 #[cfg(all(test, loom))]
 mod loom_models;
