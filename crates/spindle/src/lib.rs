@@ -35,6 +35,9 @@ mod cancel;
 pub mod chan;
 mod combinators;
 mod driver;
+// Files: real syscalls on the blocking pool, which loom and miri cannot run.
+#[cfg(not(any(loom, miri)))]
+pub mod fs;
 mod join_set;
 mod linked_slab;
 mod local_set;
