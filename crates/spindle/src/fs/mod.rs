@@ -8,6 +8,8 @@
 //!   Dropping the future does not stop a job that was queued: it runs to
 //!   the end on the pool and its result is dropped (a dropped [`write`]
 //!   still writes).
+//! - [`read_dir`] gives a [`ReadDir`]: each blocking job takes a batch of
+//!   entries, which [`ReadDir::next_entry`] then hands out one by one.
 //! - Errors keep the OS error's kind and name the path: `could not open
 //!   /tmp/x/missing.txt: No such file or directory (os error 2)`.
 //! - Everything here needs a spindle runtime (a task, `Runtime::block_on`,
@@ -22,11 +24,13 @@
 //!   it concerns (a join error too: the pool shut down under the job).
 
 mod ops;
+mod read_dir;
 
 pub use ops::{
     copy, create_dir, create_dir_all, metadata, read, read_to_string, remove_dir, remove_dir_all,
     remove_file, rename, write,
 };
+pub use read_dir::{read_dir, DirEntry, ReadDir};
 
 use crate::io_error::context;
 use crate::task::JoinError;
