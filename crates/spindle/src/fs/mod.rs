@@ -10,6 +10,11 @@
 //!   still writes).
 //! - [`read_dir`] gives a [`ReadDir`]: each blocking job takes a batch of
 //!   entries, which [`ReadDir::next_entry`] then hands out one by one.
+//! - [`File`] implements `futures_io::{AsyncRead, AsyncWrite, AsyncSeek}`
+//!   over a buffer that travels to the pool with each operation: a write
+//!   returns once handed over, a flush waits for it, and a dropped `File`
+//!   still completes it (the type's docs; the state machine is in
+//!   `fs/file.rs`).
 //! - Errors keep the OS error's kind and name the path: `could not open
 //!   /tmp/x/missing.txt: No such file or directory (os error 2)`.
 //! - Everything here needs a spindle runtime (a task, `Runtime::block_on`,
@@ -23,9 +28,14 @@
 //! - every error returned from here went through `io_error::context` with the path
 //!   it concerns (a join error too: the pool shut down under the job).
 
+mod buf;
+mod file;
+mod open_options;
 mod ops;
 mod read_dir;
 
+pub use file::File;
+pub use open_options::OpenOptions;
 pub use ops::{
     copy, create_dir, create_dir_all, metadata, read, read_to_string, remove_dir, remove_dir_all,
     remove_file, rename, write,
