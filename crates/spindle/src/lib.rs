@@ -51,6 +51,9 @@ pub(crate) mod loom;
 mod loom_models;
 #[cfg(not(any(loom, miri)))]
 pub mod net;
+// Child processes: their pipes and exits are on the OS reactor.
+#[cfg(not(any(loom, miri)))]
+pub mod process;
 mod rand;
 mod runtime;
 mod sched;
