@@ -2,11 +2,11 @@
 //! blocking pool (`sched/blocking.rs`), so a task that reads a file never
 //! blocks a worker.
 //!
-//! - The free functions ([`read`], [`write`], [`read_to_string`],
+//! - The free functions ([`read`], [`write()`], [`read_to_string`],
 //!   [`create_dir_all`], [`remove_file`], [`metadata`], …) each run their
 //!   `std::fs` counterpart as one blocking job and await its `JoinHandle`.
 //!   Dropping the future does not stop a job that was queued: it runs to
-//!   the end on the pool and its result is dropped (a dropped [`write`]
+//!   the end on the pool and its result is dropped (a dropped [`write()`]
 //!   still writes).
 //! - [`read_dir`] gives a [`ReadDir`]: each blocking job takes a batch of
 //!   entries, which [`ReadDir::next_entry`] then hands out one by one.
@@ -25,8 +25,9 @@
 //! - a job owns everything it touches (paths, bytes, a directory
 //!   iterator, the std file and its buffer): nothing it uses is borrowed
 //!   from a future that may be dropped while it runs;
-//! - every error returned from here went through `io_error::context` with the path
-//!   it concerns (a join error too: the pool shut down under the job).
+//! - every error returned from here went through `io_error::context`
+//!   with the path it concerns (a join error too: the pool shut down
+//!   under the job).
 
 mod buf;
 mod file;
