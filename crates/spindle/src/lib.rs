@@ -35,17 +35,25 @@ mod cancel;
 pub mod chan;
 mod combinators;
 mod driver;
+// Files: real syscalls on the blocking pool, which loom and miri cannot run.
+#[cfg(not(any(loom, miri)))]
+pub mod fs;
 mod join_set;
 mod linked_slab;
 mod local_set;
 // Sockets and signals need the OS reactor, which loom and miri cannot run.
 #[cfg(not(any(loom, miri)))]
 pub mod io;
+#[cfg(not(any(loom, miri)))]
+mod io_error;
 pub(crate) mod loom;
 #[cfg(all(test, loom))]
 mod loom_models;
 #[cfg(not(any(loom, miri)))]
 pub mod net;
+// Child processes: their pipes and exits are on the OS reactor.
+#[cfg(not(any(loom, miri)))]
+pub mod process;
 mod rand;
 pub mod report;
 mod runtime;

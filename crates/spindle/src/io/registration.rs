@@ -28,8 +28,8 @@ impl Registration {
     pub(crate) fn new(fd: RawFd) -> io::Result<Registration> {
         let Some((driver, _)) = crate::sched::current_driver() else {
             return Err(io::Error::other(
-                "spindle sockets must be created inside a spindle runtime \
-                 (a task, `Runtime::block_on`, or `Runtime::enter`)",
+                "spindle's sockets, pipes and `AsyncFd`s must be created inside a spindle \
+                 runtime (a task, `Runtime::block_on`, or `Runtime::enter`)",
             ));
         };
         let source = driver.io.register(fd).map_err(|e| {

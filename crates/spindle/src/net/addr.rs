@@ -124,10 +124,8 @@ pub(crate) fn resolve<A: ToSocketAddrs + ?Sized>(a: &A, what: &str) -> io::Resul
     }
 }
 
-/// `e`, with its kind kept and its message prefixed: "{what}: {e}".
-pub(crate) fn context(e: io::Error, what: impl fmt::Display) -> io::Error {
-    io::Error::new(e.kind(), format!("{what}: {e}"))
-}
+/// Errors that name the address (shared with `fs/` and `process/`).
+pub(crate) use crate::io_error::context;
 
 /// Tries `op` on each address in turn; the error of the last one, naming it.
 pub(crate) fn first_ok<A, T>(

@@ -31,5 +31,5 @@ fn path_error(e: io::Error, what: &str, path: &Path) -> io::Error {
     } else {
         ""
     };
-    super::addr::context(e, format_args!("could not {what} {}{hint}", path.display()))
+    crate::io_error::context(e, format_args!("could not {what} {}{hint}", path.display()))
 }
