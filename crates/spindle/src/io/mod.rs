@@ -12,6 +12,7 @@
 
 mod async_fd;
 pub(crate) mod registration;
+pub(crate) mod stream_io;
 
 pub(crate) use crate::driver::reactor::Direction;
 pub use async_fd::{AsyncFd, ReadyGuard};

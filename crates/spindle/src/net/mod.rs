@@ -40,7 +40,6 @@ pub(crate) use fd_of_inner;
 
 mod addr;
 mod split;
-mod stream_io;
 mod tcp;
 mod udp;
 mod unix;

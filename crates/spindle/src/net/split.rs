@@ -65,7 +65,7 @@ macro_rules! read_half {
             }
             /// Reads exactly `buf.len()` bytes. Not cancel-safe.
             pub async fn read_exact(&self, buf: &mut [u8]) -> io::Result<()> {
-                crate::net::stream_io::read_exact(buf, |cx, b| self.0.poll_read(cx, b)).await
+                crate::io::stream_io::read_exact(buf, |cx, b| self.0.poll_read(cx, b)).await
             }
             /// Poll form of `read`.
             pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
@@ -93,7 +93,7 @@ macro_rules! write_half {
             }
             /// Writes all of `buf`.
             pub async fn write_all(&self, buf: &[u8]) -> io::Result<()> {
-                crate::net::stream_io::write_all(buf, |cx, b| self.0.poll_write(cx, b)).await
+                crate::io::stream_io::write_all(buf, |cx, b| self.0.poll_write(cx, b)).await
             }
             /// Poll form of `write`.
             pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
@@ -140,7 +140,7 @@ macro_rules! stream_api {
             /// Reads exactly `buf.len()` bytes; [`io::ErrorKind::UnexpectedEof`]
             /// if the stream ends first. Not cancel-safe (bytes read so far are lost).
             pub async fn read_exact(&self, buf: &mut [u8]) -> io::Result<()> {
-                crate::net::stream_io::read_exact(buf, |cx, b| self.io.poll_read(cx, b)).await
+                crate::io::stream_io::read_exact(buf, |cx, b| self.io.poll_read(cx, b)).await
             }
 
             /// Writes some of `buf`; returns how many bytes.
@@ -150,7 +150,7 @@ macro_rules! stream_api {
 
             /// Writes all of `buf`, waiting whenever the socket buffer is full.
             pub async fn write_all(&self, buf: &[u8]) -> io::Result<()> {
-                crate::net::stream_io::write_all(buf, |cx, b| self.io.poll_write(cx, b)).await
+                crate::io::stream_io::write_all(buf, |cx, b| self.io.poll_write(cx, b)).await
             }
 
             /// Poll form of [`read`](Self::read).

@@ -1,7 +1,7 @@
 //! TCP: [`TcpListener`], [`TcpStream`] and its halves.
 
 use super::addr::{context, first_ok, ToSocketAddrs};
-use super::stream_io::StreamIo;
+use crate::io::stream_io::StreamIo;
 use crate::io::{Direction, Registration};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::fmt;

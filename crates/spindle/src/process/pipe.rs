@@ -5,55 +5,23 @@
 //! Only the parent's end changes mode: the child's end is another
 //! descriptor (made by `std::process` at spawn), and stays blocking.
 
-use crate::io::{Direction, Registration};
+use crate::io::stream_io::{self, StreamIo};
 use mio::unix::pipe::{Receiver, Sender};
 use std::fmt;
 use std::future::poll_fn;
-use std::io::{self, Read, Write};
+use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// One pipe end on the reactor.
-struct Pipe<T> {
-    // Field order: the registration is dropped (deregistered) before the fd closes.
-    reg: Registration,
+/// `end`, made non-blocking, on the current runtime's reactor (read and
+/// written with the stream protocol sockets use).
+fn pipe<T: AsRawFd>(
     end: T,
-}
-
-impl<T: AsRawFd> Pipe<T> {
-    fn new(end: T, set_nonblocking: impl FnOnce(&T) -> io::Result<()>) -> io::Result<Pipe<T>> {
-        set_nonblocking(&end)?;
-        Ok(Pipe {
-            reg: Registration::new(end.as_raw_fd())?,
-            end,
-        })
-    }
-}
-
-impl Pipe<Receiver> {
-    fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        let len = buf.len();
-        // A short read (not end of stream) emptied the pipe.
-        self.reg.poll_io_drain(
-            Direction::Read,
-            cx,
-            || (&self.end).read(buf),
-            |&n| n > 0 && n < len,
-        )
-    }
-}
-
-impl Pipe<Sender> {
-    fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        // A short write filled the pipe.
-        self.reg.poll_io_drain(
-            Direction::Write,
-            cx,
-            || (&self.end).write(buf),
-            |&n| n > 0 && n < buf.len(),
-        )
-    }
+    set_nonblocking: impl FnOnce(&T) -> io::Result<()>,
+) -> io::Result<StreamIo<T>> {
+    set_nonblocking(&end)?;
+    StreamIo::new(end)
 }
 
 /// The child's standard input, when spawned with `stdin(Stdio::piped())`:
@@ -64,14 +32,14 @@ impl Pipe<Sender> {
 /// child closed its end fail with [`io::ErrorKind::BrokenPipe`].
 pub struct ChildStdin {
     /// `None` once closed.
-    pipe: Option<Pipe<Sender>>,
+    pipe: Option<StreamIo<Sender>>,
 }
 
 impl ChildStdin {
     /// Takes over a std child's stdin (made non-blocking here); needs a
     /// spindle runtime.
     pub fn from_std(stdin: std::process::ChildStdin) -> io::Result<ChildStdin> {
-        let pipe = Pipe::new(Sender::from(stdin), |s| s.set_nonblocking(true))?;
+        let pipe = pipe(Sender::from(stdin), |s| s.set_nonblocking(true))?;
         Ok(ChildStdin { pipe: Some(pipe) })
     }
 
@@ -81,14 +49,8 @@ impl ChildStdin {
     }
 
     /// Writes all of `buf`, waiting whenever the pipe is full.
-    pub async fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
-        while !buf.is_empty() {
-            match self.write(buf).await? {
-                0 => return Err(io::ErrorKind::WriteZero.into()),
-                n => buf = &buf[n..],
-            }
-        }
-        Ok(())
+    pub async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        stream_io::write_all(buf, |cx, b| self.poll_write_buf(cx, b)).await
     }
 
     /// Closes the pipe: the child reads end of file. Later writes fail.
@@ -129,7 +91,7 @@ impl futures_io::AsyncWrite for ChildStdin {
 
 impl fmt::Debug for ChildStdin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let fd = self.pipe.as_ref().map(|p| p.end.as_raw_fd());
+        let fd = self.pipe.as_ref().map(|p| p.inner().as_raw_fd());
         f.debug_struct("ChildStdin").field("fd", &fd).finish()
     }
 }
@@ -140,14 +102,14 @@ macro_rules! reader {
     ($(#[$doc:meta])* $name:ident, $std:ty) => {
         $(#[$doc])*
         pub struct $name {
-            pipe: Pipe<Receiver>,
+            pipe: StreamIo<Receiver>,
         }
 
         impl $name {
             /// Takes over the std pipe end (made non-blocking here); needs
             /// a spindle runtime.
             pub fn from_std(end: $std) -> io::Result<$name> {
-                let pipe = Pipe::new(Receiver::from(end), |r| r.set_nonblocking(true))?;
+                let pipe = pipe(Receiver::from(end), |r| r.set_nonblocking(true))?;
                 Ok($name { pipe })
             }
 
@@ -171,13 +133,13 @@ macro_rules! reader {
 
         impl AsRawFd for $name {
             fn as_raw_fd(&self) -> RawFd {
-                self.pipe.end.as_raw_fd()
+                self.pipe.inner().as_raw_fd()
             }
         }
 
         impl AsFd for $name {
             fn as_fd(&self) -> BorrowedFd<'_> {
-                self.pipe.end.as_fd()
+                self.pipe.inner().as_fd()
             }
         }
 

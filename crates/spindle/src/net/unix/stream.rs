@@ -1,7 +1,7 @@
 //! [`UnixStream`].
 
 use super::path_error;
-use crate::net::stream_io::StreamIo;
+use crate::io::stream_io::StreamIo;
 use socket2::{Domain, SockAddr, Socket, Type};
 use std::fmt;
 use std::io;

@@ -1,8 +1,8 @@
-//! `StreamIo<S>`: a connected stream socket (TCP or Unix) on the reactor,
-//! and the read/write protocol both stream types share.
+//! `StreamIo<S>`: a byte stream's fd on the reactor (a TCP or Unix stream
+//! socket, a child's pipe), and the read/write protocol they all share.
 //!
 //! Invariants:
-//! - the registration is dropped (deregistered) before the socket closes
+//! - the registration is dropped (deregistered) before the fd closes
 //!   (field order);
 //! - a read that filled less than its buffer (and was not end of stream),
 //!   or a write that took less than it was given, clears readiness with
@@ -10,7 +10,7 @@
 //!   kernel only stops short when the receive queue is empty or the send
 //!   buffer full, which saves the syscall that would return `WouldBlock`.
 
-use crate::io::{Direction, Registration};
+use super::{Direction, Registration};
 use std::future::poll_fn;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd};
@@ -21,10 +21,7 @@ pub(crate) struct StreamIo<S> {
     inner: S,
 }
 
-impl<S: AsRawFd + AsFd> StreamIo<S>
-where
-    for<'a> &'a S: Read + Write,
-{
+impl<S: AsRawFd> StreamIo<S> {
     /// Registers `inner` (already non-blocking) with the current runtime.
     pub(crate) fn new(inner: S) -> io::Result<StreamIo<S>> {
         Ok(StreamIo {
@@ -36,7 +33,12 @@ where
     pub(crate) fn inner(&self) -> &S {
         &self.inner
     }
+}
 
+impl<S> StreamIo<S>
+where
+    for<'a> &'a S: Read,
+{
     pub(crate) fn poll_read(
         &self,
         cx: &mut Context<'_>,
@@ -50,7 +52,12 @@ where
             |&n| n > 0 && n < len,
         )
     }
+}
 
+impl<S> StreamIo<S>
+where
+    for<'a> &'a S: Write,
+{
     pub(crate) fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.reg.poll_io_drain(
             Direction::Write,
@@ -59,7 +66,9 @@ where
             |&n| n > 0 && n < buf.len(),
         )
     }
+}
 
+impl<S: AsFd> StreamIo<S> {
     /// After a non-blocking `connect`: waits until the handshake is over.
     /// Writable means it is, one way or the other: `SO_ERROR` says which;
     /// no peer address yet means not over after all (a spurious
