@@ -22,6 +22,7 @@ pub mod meta;
 pub mod peers;
 pub mod report;
 pub mod runner;
+pub mod server;
 pub mod stats;
 pub mod telemetry;
 pub mod witness;

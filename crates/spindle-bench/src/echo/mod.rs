@@ -10,25 +10,24 @@
 //! Bounds: only 127.0.0.1 is ever connected to; a run lasts a warm-up plus a
 //! measured window (seconds, fixed) and each connection sends at most
 //! `--max-requests` requests, so a run stops by itself whatever the server
-//! does; the server is told to exit by closing its stdin and killed if it
-//! has not exited 5 s later.
+//! does; the server is killed after it (`crate::server`).
 //!
 //! Figures per run: requests/s (requests completed in the window, divided
 //! by the window), the latency of each of those requests (write start to
 //! last byte read) as p50 and p99, and the server's CPU time (user + sys,
-//! from `wait4`) per request served, warm-up included. A request counts only
-//! if its echo matched; a mismatch, a short echo or a closed connection
-//! fails the run, naming the connection and request. Peers alternate run by
+//! from `/proc/<pid>/stat` before it is killed) per request served, warm-up
+//! included. A request counts only if its echo matched; a mismatch, a short
+//! echo or a closed connection fails the run, naming the connection and
+//! request. Peers alternate run by
 //! run (A B C, A B C, …), as in the suite.
 //!
 //! The load generator is one thread (or `--client-threads`) on the
 //! `polling` crate, level-triggered, so that on a small machine the client
 //! takes as little CPU from the server as it can.
 //!
-//! The load generator is in `load.rs`, the server process in `server.rs`.
+//! The load generator is in `load.rs`; the server process is `crate::server`.
 
 mod load;
-mod server;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -38,7 +37,6 @@ use serde::{Deserialize, Serialize};
 pub use load::{drive, quantile, Load, LoadResult};
 
 use crate::peers::Peer;
-use server::{start_server, stop_server};
 
 /// One run against one peer: its figures.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -54,10 +52,16 @@ pub struct RunFigures {
 
 /// One run: start the peer, load it, stop it.
 pub fn run_once(peer: &Peer, workers: usize, load: &Load) -> Result<RunFigures, String> {
-    let mut server = start_server(peer, workers)?;
+    let mut server = crate::server::start(&crate::server::Launch {
+        name: peer.name.clone(),
+        program: peer.path.clone(),
+        args: vec!["serve-echo".into(), "--workers".into(), workers.to_string()],
+    })?;
     let addr = SocketAddr::from(([127, 0, 0, 1], server.port));
     let outcome = drive(addr, load);
-    let (cpu, err) = stop_server(&mut server);
+    let cpu = server.cpu();
+    let err = server.stop();
+    let cpu = cpu.map_err(|e| format!("{}: {e}", peer.name))?;
     let mut r = outcome.map_err(|e| {
         let said = crate::runner::tail(&err, 3);
         if said.is_empty() {

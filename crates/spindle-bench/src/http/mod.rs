@@ -21,14 +21,13 @@
 
 mod check;
 mod html;
-mod server;
 mod wrk;
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use server::Launch;
+pub use crate::server::Launch;
 pub use wrk::Load;
 
 /// The tests, in report order: (name, path).
@@ -154,7 +153,7 @@ fn empty_summary(peer: &str, test: &str) -> Summary {
 
 /// One run of one server: checked, then each test warmed up and measured.
 fn run_server(wrk: &PathBuf, launch: &Launch, plan: &Plan) -> Result<Vec<RunFigures>, String> {
-    let mut server = server::start(launch)?;
+    let mut server = crate::server::start(launch)?;
     let outcome = (|| {
         check::check(server.port).map_err(|e| format!("{}: wrong answer: {e}", launch.name))?;
         let mut figures = Vec::new();

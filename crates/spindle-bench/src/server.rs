@@ -1,10 +1,10 @@
-//! One HTTP server process under test: started from a command line, its
-//! port read from the first line it prints, its CPU time read from
-//! `/proc/<pid>/stat` around each measured window, killed at the end.
+//! One server process under test (`echo`, `http`): started from a command
+//! line, its port read from the first line it prints (10 s at most), its
+//! CPU time read from `/proc/<pid>/stat` whenever asked, killed at the end.
 //!
 //! The first stdout line must name the port, either as the peers'
-//! `SPINDLE-BENCH-HTTP port=<port>` or as the example's
-//! `listening on http://127.0.0.1:<port>`.
+//! `SPINDLE-BENCH-ECHO port=<port>` / `SPINDLE-BENCH-HTTP port=<port>` or as
+//! an example's `listening on http://127.0.0.1:<port>`.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
