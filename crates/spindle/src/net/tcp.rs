@@ -5,7 +5,7 @@ use crate::io::{Direction, Registration};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::fmt;
 use std::future::poll_fn;
-use std::io::{self, Read, Write};
+use std::io::{self, IoSlice, Read, Write};
 use std::net::{Shutdown, SocketAddr};
 use std::os::fd::AsRawFd;
 use std::pin::Pin;
@@ -258,6 +258,28 @@ impl TcpStream {
         )
     }
 
+    /// Writes some of `bufs`, in order, in one `writev`; returns how many
+    /// bytes in all.
+    pub async fn write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        poll_fn(|cx| self.poll_write_vectored(cx, bufs)).await
+    }
+
+    /// Poll form of [`write_vectored`](Self::write_vectored).
+    pub fn poll_write_vectored(
+        &self,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let len: usize = bufs.iter().map(|b| b.len()).sum();
+        // As `poll_write`: a short write filled the send buffer.
+        self.reg.poll_io_drain(
+            Direction::Write,
+            cx,
+            || (&self.inner).write_vectored(bufs),
+            |&n| n > 0 && n < len,
+        )
+    }
+
     /// Shuts down reading, writing or both. `Shutdown::Write` is a
     /// half-close: the peer reads end of stream, and may still send.
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
@@ -370,6 +392,14 @@ macro_rules! write_half {
             pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
                 self.0.poll_write(cx, buf)
             }
+            /// See [`TcpStream::write_vectored`].
+            pub async fn write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+                self.0.write_vectored(bufs).await
+            }
+            /// See [`TcpStream::poll_write_vectored`].
+            pub fn poll_write_vectored(&self, cx: &mut Context<'_>, bufs: &[IoSlice<'_>]) -> Poll<io::Result<usize>> {
+                self.0.poll_write_vectored(cx, bufs)
+            }
             /// Half-close: the peer reads end of stream.
             pub fn shutdown(&self) -> io::Result<()> {
                 self.0.shutdown(Shutdown::Write)
@@ -382,6 +412,9 @@ macro_rules! write_half {
         impl futures_io::AsyncWrite for $t {
             fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
                 self.0.poll_write(cx, buf)
+            }
+            fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[IoSlice<'_>]) -> Poll<io::Result<usize>> {
+                self.0.poll_write_vectored(cx, bufs)
             }
             fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
                 Poll::Ready(Ok(())) // nothing is buffered in user space
@@ -406,6 +439,9 @@ macro_rules! stream_io {
         impl futures_io::AsyncWrite for $t {
             fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
                 TcpStream::poll_write(&self, cx, buf)
+            }
+            fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[IoSlice<'_>]) -> Poll<io::Result<usize>> {
+                TcpStream::poll_write_vectored(&self, cx, bufs)
             }
             fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
                 Poll::Ready(Ok(())) // nothing is buffered in user space
