@@ -13,9 +13,11 @@
 //!   as hyper's I/O.
 //!
 //! Invariants:
-//! - No Tokio: nothing here starts or needs a Tokio runtime, reactor or
-//!   timer; hyper-util's server helpers without its `tokio` feature work
-//!   with these types (the `hello` example uses its `auto` builder).
+//! - No Tokio runtime: nothing here starts or needs Tokio's scheduler,
+//!   reactor or timer (hyper and h2 depend on the `tokio` crate for its
+//!   sync and I/O types only). hyper-util's server helpers, without its
+//!   `tokio` feature, work with these types (the `hello` example uses its
+//!   `auto` builder).
 //! - Everything must run inside a spindle runtime: the connection futures
 //!   in spindle tasks (or `block_on`), where the executor spawns and the
 //!   timer's sleeps are polled. Outside one, spawning or first polling a
