@@ -360,6 +360,33 @@ rt_test! {
 }
 
 rt_test! {
+    fn write_vectored_sends_every_buffer_in_order() {
+        use std::io::IoSlice;
+        let (addr, server) = echo_server().await;
+        let stream = TcpStream::connect(addr).await.unwrap();
+        let parts: [&[u8]; 3] = [b"one ", b"", b"two three"];
+        let slices: Vec<IoSlice<'_>> = parts.iter().map(|p| IoSlice::new(p)).collect();
+        // Loopback takes 13 bytes in one writev: all of them, in order.
+        let n = stream.write_vectored(&slices).await.unwrap();
+        assert_eq!(n, 13);
+        let mut buf = [0u8; 13];
+        stream.read_exact(&mut buf).await.unwrap();
+        assert_eq!(&buf, b"one two three");
+        // The futures-io trait goes through the same writev.
+        let mut s = &stream;
+        let n = std::future::poll_fn(|cx| {
+            futures_io::AsyncWrite::poll_write_vectored(std::pin::Pin::new(&mut s), cx, &slices)
+        })
+        .await
+        .unwrap();
+        assert_eq!(n, 13);
+        stream.read_exact(&mut buf).await.unwrap();
+        assert_eq!(&buf, b"one two three");
+        server.abort();
+    }
+}
+
+rt_test! {
     fn ctrl_c_wakes_every_waiter() {
         // Waiters made before the signal, some in tasks, one here.
         let waiters: Vec<_> = (0..3)

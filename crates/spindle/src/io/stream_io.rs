@@ -12,7 +12,7 @@
 
 use super::{Direction, Registration};
 use std::future::poll_fn;
-use std::io::{self, Read, Write};
+use std::io::{self, IoSlice, Read, Write};
 use std::os::fd::{AsFd, AsRawFd};
 use std::task::{Context, Poll};
 
@@ -64,6 +64,21 @@ where
             cx,
             || (&self.inner).write(buf),
             |&n| n > 0 && n < buf.len(),
+        )
+    }
+
+    /// Writes some of `bufs`, in order, in one `writev`.
+    pub(crate) fn poll_write_vectored(
+        &self,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let len: usize = bufs.iter().map(|b| b.len()).sum();
+        self.reg.poll_io_drain(
+            Direction::Write,
+            cx,
+            || (&self.inner).write_vectored(bufs),
+            |&n| n > 0 && n < len,
         )
     }
 }

@@ -15,6 +15,9 @@
 //!   (field order), so the poller reports nothing for a reused fd number;
 //!   an event it had already reported carries its source's generation in
 //!   its token and is dropped (`driver/reactor.rs`).
+//! - With the `tokio-io` feature the streams also implement Tokio's
+//!   `AsyncRead`/`AsyncWrite` (`tokio_io.rs`; the traits only, no Tokio
+//!   runtime).
 //! - Tasks waiting on a socket are woken on the worker that drives the
 //!   reactor (the one parked on it, or a busy one every few dozen polls).
 
@@ -41,6 +44,8 @@ pub(crate) use fd_of_inner;
 mod addr;
 mod split;
 mod tcp;
+#[cfg(feature = "tokio-io")]
+mod tokio_io;
 mod udp;
 mod unix;
 

@@ -11,7 +11,7 @@
 //!   `shutdown`; the socket closes when both owned halves are dropped.
 
 use super::TcpStream;
-use std::io;
+use std::io::{self, IoSlice};
 use std::net::Shutdown;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -29,6 +29,11 @@ pub(crate) mod sealed {
         type Addr;
         fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>>;
         fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>>;
+        fn poll_write_vectored(
+            &self,
+            cx: &mut Context<'_>,
+            bufs: &[IoSlice<'_>],
+        ) -> Poll<io::Result<usize>>;
         fn shutdown(&self, how: Shutdown) -> io::Result<()>;
         fn peer_addr(&self) -> io::Result<Self::Addr>;
     }
@@ -99,6 +104,14 @@ macro_rules! write_half {
             pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
                 self.0.poll_write(cx, buf)
             }
+            /// Writes some of `bufs`, in order, in one `writev`.
+            pub async fn write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+                std::future::poll_fn(|cx| self.0.poll_write_vectored(cx, bufs)).await
+            }
+            /// Poll form of `write_vectored`.
+            pub fn poll_write_vectored(&self, cx: &mut Context<'_>, bufs: &[IoSlice<'_>]) -> Poll<io::Result<usize>> {
+                self.0.poll_write_vectored(cx, bufs)
+            }
             /// Half-close: the peer reads end of stream.
             pub fn shutdown(&self) -> io::Result<()> {
                 self.0.shutdown(Shutdown::Write)
@@ -111,6 +124,9 @@ macro_rules! write_half {
         impl<S: Split> futures_io::AsyncWrite for $t {
             fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
                 self.0.poll_write(cx, buf)
+            }
+            fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[IoSlice<'_>]) -> Poll<io::Result<usize>> {
+                self.0.poll_write_vectored(cx, bufs)
             }
             fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
                 Poll::Ready(Ok(())) // nothing is buffered in user space
@@ -167,6 +183,21 @@ macro_rules! stream_api {
                 self.io.poll_write(cx, buf)
             }
 
+            /// Writes some of `bufs`, in order, in one `writev`; returns how
+            /// many bytes in all.
+            pub async fn write_vectored(&self, bufs: &[std::io::IoSlice<'_>]) -> io::Result<usize> {
+                std::future::poll_fn(|cx| self.io.poll_write_vectored(cx, bufs)).await
+            }
+
+            /// Poll form of [`write_vectored`](Self::write_vectored).
+            pub fn poll_write_vectored(
+                &self,
+                cx: &mut Context<'_>,
+                bufs: &[std::io::IoSlice<'_>],
+            ) -> Poll<io::Result<usize>> {
+                self.io.poll_write_vectored(cx, bufs)
+            }
+
             /// Borrowed halves, to read and write concurrently in one task
             /// (with `join`-like combinators); for two tasks use
             /// [`into_split`](Self::into_split).
@@ -197,6 +228,13 @@ macro_rules! stream_api {
             fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
                 self.io.poll_write(cx, buf)
             }
+            fn poll_write_vectored(
+                &self,
+                cx: &mut Context<'_>,
+                bufs: &[std::io::IoSlice<'_>],
+            ) -> Poll<io::Result<usize>> {
+                self.io.poll_write_vectored(cx, bufs)
+            }
             fn shutdown(&self, how: std::net::Shutdown) -> io::Result<()> {
                 $t::shutdown(self, how)
             }
@@ -220,6 +258,9 @@ macro_rules! futures_io_for {
         impl futures_io::AsyncWrite for $t {
             fn poll_write(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
                 self.io.poll_write(cx, buf)
+            }
+            fn poll_write_vectored(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[std::io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+                self.io.poll_write_vectored(cx, bufs)
             }
             fn poll_flush(self: std::pin::Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
                 Poll::Ready(Ok(())) // nothing is buffered in user space
