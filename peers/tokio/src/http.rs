@@ -1,8 +1,10 @@
 //! `serve-http` (see `spindle_peer_common::http`): hyper 1.x on a Tokio
 //! multi-thread runtime of W workers, as hyper-util's Tokio glue and the
 //! TechEmpower hyper entries write it: an accept loop, a task per
-//! connection, `http1::Builder` with its defaults (keep-alive on), the
-//! `date` header from hyper itself, serde_json per JSON request.
+//! connection, `http1::Builder` with its defaults (keep-alive on) and
+//! hyper-util's `TokioTimer` (so hyper's header-read timeout is armed, as
+//! on spindle), the `date` header from hyper itself, serde_json per JSON
+//! request.
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -10,8 +12,8 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_TYPE, SERVER};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use spindle_peer_common::{echo, http};
 use std::convert::Infallible;
 use tokio::net::TcpListener;
@@ -45,6 +47,7 @@ pub fn serve(workers: usize) -> ! {
             let _ = stream.set_nodelay(true);
             drop(tokio::spawn(async move {
                 let conn = http1::Builder::new()
+                    .timer(TokioTimer::new())
                     .serve_connection(TokioIo::new(stream), service_fn(respond));
                 let _ = conn.await;
             }));
@@ -54,13 +57,13 @@ pub fn serve(workers: usize) -> ! {
 }
 
 async fn respond(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
-    let (status, content_type, body) = match req.uri().path() {
-        http::PLAINTEXT_PATH => (
+    let (status, content_type, body) = match (req.method(), req.uri().path()) {
+        (&Method::GET, http::PLAINTEXT_PATH) => (
             StatusCode::OK,
             "text/plain",
             Bytes::from_static(http::PLAINTEXT_BODY.as_bytes()),
         ),
-        http::JSON_PATH => {
+        (&Method::GET, http::JSON_PATH) => {
             let json = serde_json::to_vec(&Message {
                 message: http::JSON_MESSAGE,
             })
