@@ -49,6 +49,9 @@ pub enum Kind {
     Restart,
     /// A spindle-actor telemetry server's accept failed or recovered.
     Telemetry,
+    /// A transport between processes (spindle-actor-aeron) lost or missed
+    /// messages, or lost its peer.
+    Transport,
 }
 
 /// One report: what it is about, how much it matters, and its text.

@@ -1,0 +1,130 @@
+//! [`Endpoint`]: the live figures of one publication or subscription,
+//! updated by its actor and read by anyone (the pod's telemetry, a test,
+//! the example's summary).
+//!
+//! Invariants: counters only grow; `lag` is the latest sample (bytes the
+//! subscriber is behind the publisher, as this end sees it); `gaps` lists
+//! every sequence range a subscriber missed, in order, so nothing is lost
+//! silently.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+/// Publication or subscription.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Publish,
+    Subscribe,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Publish => "publish",
+            Direction::Subscribe => "subscribe",
+        }
+    }
+}
+
+/// One Aeron endpoint of a pod.
+#[derive(Debug)]
+pub struct Endpoint {
+    pub actor: String,
+    pub direction: Direction,
+    pub channel: String,
+    pub stream_id: i32,
+    messages: AtomicU64,
+    frames: AtomicU64,
+    back_pressure: AtomicU64,
+    lag: AtomicI64,
+    connected: AtomicBool,
+    ended: AtomicBool,
+    gaps: Mutex<Vec<(u64, u64)>>,
+}
+
+impl Endpoint {
+    pub(crate) fn new(actor: &str, direction: Direction, channel: &str, stream_id: i32) -> Endpoint {
+        Endpoint {
+            actor: actor.into(),
+            direction,
+            channel: channel.into(),
+            stream_id,
+            messages: AtomicU64::new(0),
+            frames: AtomicU64::new(0),
+            back_pressure: AtomicU64::new(0),
+            lag: AtomicI64::new(0),
+            connected: AtomicBool::new(false),
+            ended: AtomicBool::new(false),
+            gaps: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Messages published or delivered.
+    pub fn messages(&self) -> u64 {
+        self.messages.load(Relaxed)
+    }
+
+    /// Aeron frames (batches) published or received.
+    pub fn frames(&self) -> u64 {
+        self.frames.load(Relaxed)
+    }
+
+    /// Offers refused for back pressure (publisher) or waits for room
+    /// downstream (subscriber): each one a moment the stream waited, never
+    /// a message dropped.
+    pub fn back_pressure_events(&self) -> u64 {
+        self.back_pressure.load(Relaxed)
+    }
+
+    /// Bytes between the publisher's position and how far the subscriber
+    /// has read, as last sampled here.
+    pub fn lag(&self) -> i64 {
+        self.lag.load(Relaxed)
+    }
+
+    /// Whether the other end is connected now.
+    pub fn is_connected(&self) -> bool {
+        self.connected.load(Relaxed)
+    }
+
+    /// Whether the end-of-stream marker was sent (publisher) or received
+    /// (subscriber).
+    pub fn ended(&self) -> bool {
+        self.ended.load(Relaxed)
+    }
+
+    /// Sequence ranges `[from, to)` this subscriber never received.
+    pub fn gaps(&self) -> Vec<(u64, u64)> {
+        self.gaps.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Messages of all gaps.
+    pub fn missed(&self) -> u64 {
+        self.gaps().iter().map(|(a, b)| b - a).sum()
+    }
+
+    pub(crate) fn add_frame(&self, messages: u64) {
+        self.frames.fetch_add(1, Relaxed);
+        self.messages.fetch_add(messages, Relaxed);
+    }
+
+    pub(crate) fn add_back_pressure(&self) {
+        self.back_pressure.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn set_lag(&self, bytes: i64) {
+        self.lag.store(bytes, Relaxed);
+    }
+
+    pub(crate) fn set_connected(&self, on: bool) {
+        self.connected.store(on, Relaxed);
+    }
+
+    pub(crate) fn set_ended(&self) {
+        self.ended.store(true, Relaxed);
+    }
+
+    pub(crate) fn add_gap(&self, from: u64, to: u64) {
+        self.gaps.lock().unwrap_or_else(|e| e.into_inner()).push((from, to));
+    }
+}

@@ -1,0 +1,252 @@
+//! The publishing actor: a graph channel's messages out through an Aeron
+//! publication, whole batches per frame.
+//!
+//! Invariants:
+//! - a batch is as many messages as fit one Aeron message (the
+//!   publication's max payload less the frame header), so Aeron never
+//!   fragments a frame and a subscriber sees whole batches;
+//! - nothing is dropped: an offer refused for back pressure is retried (the
+//!   upstream ring fills meanwhile, and its writer waits); the frame being
+//!   offered and the next sequence number live in the actor's state, so a
+//!   restart offers the same frame again;
+//! - the subscriber going away before the end of the stream is an error
+//!   naming the stream and sequence (the supervisor reports and restarts
+//!   the actor, which waits for a subscriber again);
+//! - after the upstream channel closes and drains, an end-of-stream frame
+//!   carries the total, and the actor stops once the subscriber has left
+//!   (or after `linger`).
+
+use crate::codec::Codec;
+use crate::endpoint::{Direction, Endpoint};
+use crate::error::AeronError;
+use crate::frame::{self, Kind, HEADER};
+use crate::pod::{describe, wait_for, Pod, ADD_TIMEOUT};
+use crate::Stream;
+use rusteron_client::{AeronExclusivePublication, AeronOfferError, IntoCString};
+use spindle::time::{sleep, Duration};
+use spindle_actor::{ActorContext, ActorState, Graph, RxHandle};
+use std::sync::{Arc, Mutex};
+
+/// What a publication waits for, and how long.
+#[derive(Debug, Clone, Copy)]
+pub struct PublishOptions {
+    /// How long to wait for a subscriber before failing.
+    pub connect_timeout: Duration,
+    /// After the end-of-stream frame: how long to wait for the subscriber
+    /// to leave before stopping anyway.
+    pub linger: Duration,
+}
+
+impl Default for PublishOptions {
+    fn default() -> Self {
+        PublishOptions {
+            connect_timeout: Duration::from_secs(10),
+            linger: Duration::from_secs(5),
+        }
+    }
+}
+
+/// What survives a restart: the next sequence number and the frame not
+/// yet accepted by Aeron.
+#[derive(Default)]
+struct Progress {
+    next: u64,
+    pending: Option<Vec<u8>>,
+}
+
+/// Adds an actor `name` to `graph` that publishes `input`'s messages on
+/// `stream`, encoded by `codec`; returns its live figures.
+pub fn publish<T, C>(
+    graph: &mut Graph,
+    name: &str,
+    input: &RxHandle<T>,
+    pod: &Pod,
+    stream: Stream,
+    codec: C,
+    options: PublishOptions,
+) -> Arc<Endpoint>
+where
+    T: Send + 'static,
+    C: Codec<T>,
+{
+    let endpoint = Arc::new(Endpoint::new(name, Direction::Publish, &stream.channel, stream.stream_id));
+    let (input, pod, codec) = (input.clone(), pod.clone(), Arc::new(codec));
+    let progress = ActorState::new(Progress::default());
+    let ep = endpoint.clone();
+    graph.actor(name).reads(&input).own_thread().run(move |ctx| {
+        let job = Job {
+            stream: stream.clone(),
+            codec: codec.clone(),
+            endpoint: ep.clone(),
+            options,
+        };
+        let (input, pod, progress) = (input.clone(), pod.clone(), progress.clone());
+        async move { job.run(ctx, input, pod, progress).await }
+    });
+    endpoint
+}
+
+/// One run of the actor (a restart makes a new one).
+struct Job<C> {
+    stream: Stream,
+    codec: Arc<C>,
+    endpoint: Arc<Endpoint>,
+    options: PublishOptions,
+}
+
+/// What one offer came to.
+enum Offered {
+    Taken,
+    Refused,
+    Failed(AeronError),
+}
+
+impl<C> Job<C> {
+    async fn run<T>(
+        self,
+        ctx: ActorContext,
+        input: RxHandle<T>,
+        pod: Pod,
+        progress: ActorState<Progress>,
+    ) -> Result<(), spindle_actor::ActorError>
+    where
+        T: Send + 'static,
+        C: Codec<T>,
+    {
+        let publication = self.open(&pod)?;
+        let publication = wait_for(publication, |p| p.is_connected(), self.options.connect_timeout)
+            .await
+            .map_err(|_| self.no_subscriber())?;
+        self.endpoint.set_connected(true);
+        let room = publication.max_payload_length().map_err(|e| self.refused(describe(&e)))?;
+        let capacity = (room.saturating_sub(HEADER) / self.codec.max_size()).max(1);
+        let tag = self.codec.tag().hash;
+        // A mutex (never contended) makes the handle, which is `Send` but
+        // not `Sync`, shareable across this future's awaits.
+        let publication = Mutex::new(publication);
+        let mut rx = input.lock()?;
+        let mut items = Vec::with_capacity(capacity);
+        loop {
+            let pending = progress.lock().pending.take();
+            if let Some(frame) = pending {
+                self.offer_until_taken(&publication, frame, &progress).await?;
+                continue;
+            }
+            if rx.take_batch(&mut items, capacity) == 0 {
+                if !ctx.is_running(|| rx.is_closed_and_empty()) {
+                    break;
+                }
+                if rx.wait_avail(1).await.is_none() && rx.is_closed_and_empty() {
+                    break;
+                }
+                continue;
+            }
+            let mut p = progress.lock();
+            let mut frame = Vec::with_capacity(HEADER + items.len() * self.codec.max_size());
+            frame::begin(&mut frame, Kind::Batch, tag, p.next);
+            self.codec.encode(&items, &mut frame);
+            frame::seal(&mut frame, items.len() as u32);
+            p.next += items.len() as u64;
+            p.pending = Some(frame);
+            items.clear();
+        }
+        let total = progress.lock().next;
+        let mut end = Vec::with_capacity(HEADER);
+        frame::begin(&mut end, Kind::End, tag, total);
+        frame::seal(&mut end, 0);
+        self.offer_until_taken(&publication, end, &progress).await?;
+        self.endpoint.set_ended();
+        // The subscriber leaves once it has read the end: wait for that.
+        let publication = publication.into_inner().unwrap_or_else(|e| e.into_inner());
+        let _ = wait_for(publication, |p| !p.is_connected(), self.options.linger).await;
+        Ok(())
+    }
+
+    /// Adds the publication (blocking this actor's own thread until the
+    /// driver answers).
+    fn open(&self, pod: &Pod) -> Result<AeronExclusivePublication, AeronError> {
+        let uri = self.stream.channel.clone().into_c_string();
+        pod.aeron()
+            .async_add_exclusive_publication(&uri, self.stream.stream_id)
+            .and_then(|adding| adding.poll_blocking(ADD_TIMEOUT))
+            .map_err(|e| self.refused(describe(&e)))
+    }
+
+    fn refused(&self, reason: String) -> AeronError {
+        AeronError::Channel {
+            channel: self.stream.channel.clone(),
+            stream_id: self.stream.stream_id,
+            reason,
+        }
+    }
+
+    fn no_subscriber(&self) -> AeronError {
+        AeronError::NoPeer {
+            channel: self.stream.channel.clone(),
+            stream_id: self.stream.stream_id,
+            waited: self.options.connect_timeout,
+            role: "subscriber",
+        }
+    }
+
+    /// Offers `frame` until Aeron takes it, backing off while it refuses
+    /// for back pressure; on a fatal refusal the frame goes back to
+    /// `progress` for the next run.
+    async fn offer_until_taken(
+        &self,
+        p: &Mutex<AeronExclusivePublication>,
+        frame: Vec<u8>,
+        progress: &ActorState<Progress>,
+    ) -> Result<(), AeronError> {
+        let mut spins = 0u32;
+        loop {
+            let offered = self.offer_once(&p.lock().unwrap_or_else(|e| e.into_inner()), &frame);
+            match offered {
+                Offered::Taken => return Ok(()),
+                Offered::Refused => {
+                    spins += 1;
+                    back_off(spins).await;
+                }
+                Offered::Failed(e) => {
+                    progress.lock().pending = Some(frame);
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    fn offer_once(&self, p: &AeronExclusivePublication, frame: &[u8]) -> Offered {
+        match p.offer(frame) {
+            Ok(position) => {
+                let count = frame::parse(frame).map_or(0, |f| f.count);
+                self.endpoint.add_frame(u64::from(count));
+                self.endpoint.set_lag(p.position_limit() - position);
+                Offered::Taken
+            }
+            Err(AeronOfferError::BackPressured | AeronOfferError::AdminAction) => {
+                self.endpoint.add_back_pressure();
+                Offered::Refused
+            }
+            Err(AeronOfferError::NotConnected) => {
+                self.endpoint.set_connected(false);
+                Offered::Failed(AeronError::PeerGone {
+                    channel: self.stream.channel.clone(),
+                    stream_id: self.stream.stream_id,
+                    role: "subscriber",
+                    at_sequence: frame::parse(frame).map_or(0, |f| f.sequence),
+                })
+            }
+            Err(other) => Offered::Failed(self.refused(format!("offer refused: {other}"))),
+        }
+    }
+}
+
+/// Waits a little longer the longer Aeron refuses: yield first, then
+/// short sleeps (the subscriber needs the CPU to make room).
+pub(crate) async fn back_off(spins: u32) {
+    if spins < 16 {
+        spindle::yield_now().await;
+    } else {
+        sleep(Duration::from_micros(50)).await;
+    }
+}
