@@ -202,7 +202,11 @@ mod tests {
         let mut back = Vec::new();
         c.decode(&bytes, 3, &mut back).unwrap();
         assert_eq!(back, [1, 2, u64::MAX]);
-        assert!(c.decode(&bytes[..20], 3, &mut back).unwrap_err().0.contains("need 24"));
+        assert!(c
+            .decode(&bytes[..20], 3, &mut back)
+            .unwrap_err()
+            .0
+            .contains("need 24"));
         assert_ne!(c.tag(), PlainCodec::<u32>::new().tag());
         assert_ne!(c.tag(), PlainCodec::<i64>::new().tag());
     }
@@ -218,6 +222,10 @@ mod tests {
         assert_eq!(back, items);
         let e = c.decode(&bytes[..3], 2, &mut Vec::new()).unwrap_err();
         assert!(e.0.contains("pair v1"), "{e}");
-        assert!(c.decode(&bytes, 1, &mut Vec::new()).unwrap_err().0.contains("left after"));
+        assert!(c
+            .decode(&bytes, 1, &mut Vec::new())
+            .unwrap_err()
+            .0
+            .contains("left after"));
     }
 }

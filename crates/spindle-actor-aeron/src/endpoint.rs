@@ -43,7 +43,12 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    pub(crate) fn new(actor: &str, direction: Direction, channel: &str, stream_id: i32) -> Endpoint {
+    pub(crate) fn new(
+        actor: &str,
+        direction: Direction,
+        channel: &str,
+        stream_id: i32,
+    ) -> Endpoint {
         Endpoint {
             actor: actor.into(),
             direction,
@@ -125,6 +130,9 @@ impl Endpoint {
     }
 
     pub(crate) fn add_gap(&self, from: u64, to: u64) {
-        self.gaps.lock().unwrap_or_else(|e| e.into_inner()).push((from, to));
+        self.gaps
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((from, to));
     }
 }

@@ -51,19 +51,39 @@ impl fmt::Display for AeronError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AeronError::Driver(why) => write!(f, "aeron: {why}"),
-            AeronError::Channel { channel, stream_id, reason } => {
+            AeronError::Channel {
+                channel,
+                stream_id,
+                reason,
+            } => {
                 write!(f, "aeron: {channel} stream {stream_id}: {reason}")
             }
-            AeronError::NoPeer { channel, stream_id, waited, role } => write!(
+            AeronError::NoPeer {
+                channel,
+                stream_id,
+                waited,
+                role,
+            } => write!(
                 f,
                 "aeron: no {role} appeared on {channel} stream {stream_id} within {waited:?}"
             ),
-            AeronError::PeerGone { channel, stream_id, role, at_sequence } => write!(
+            AeronError::PeerGone {
+                channel,
+                stream_id,
+                role,
+                at_sequence,
+            } => write!(
                 f,
                 "aeron: the {role} on {channel} stream {stream_id} went away before the end \
                  of the stream, at message #{at_sequence}"
             ),
-            AeronError::TypeMismatch { channel, stream_id, expected, expected_tag, got_tag } => {
+            AeronError::TypeMismatch {
+                channel,
+                stream_id,
+                expected,
+                expected_tag,
+                got_tag,
+            } => {
                 write!(
                     f,
                     "aeron: {channel} stream {stream_id} carries type tag {got_tag:016x}; \
@@ -71,8 +91,15 @@ impl fmt::Display for AeronError {
                      pods disagree on the message type or its encoding"
                 )
             }
-            AeronError::Frame { channel, stream_id, reason } => {
-                write!(f, "aeron: {channel} stream {stream_id}: a frame that does not parse: {reason}")
+            AeronError::Frame {
+                channel,
+                stream_id,
+                reason,
+            } => {
+                write!(
+                    f,
+                    "aeron: {channel} stream {stream_id}: a frame that does not parse: {reason}"
+                )
             }
         }
     }

@@ -89,12 +89,18 @@ pub fn seal(out: &mut [u8], count: u32) {
 pub fn parse(bytes: &[u8]) -> Result<Frame<'_>, FrameError> {
     let bad = |what: String| Err(FrameError(what));
     if bytes.len() < HEADER {
-        return bad(format!("a frame of {} bytes, shorter than its {HEADER}-byte header", bytes.len()));
+        return bad(format!(
+            "a frame of {} bytes, shorter than its {HEADER}-byte header",
+            bytes.len()
+        ));
     }
     let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
     let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
     if u32_at(0) != MAGIC {
-        return bad(format!("bytes 0..4 are {:08x}, not a spindle frame's magic", u32_at(0)));
+        return bad(format!(
+            "bytes 0..4 are {:08x}, not a spindle frame's magic",
+            u32_at(0)
+        ));
     }
     if bytes[4] != FORMAT_VERSION {
         return bad(format!(
@@ -105,7 +111,11 @@ pub fn parse(bytes: &[u8]) -> Result<Frame<'_>, FrameError> {
     let kind = match bytes[5] {
         0 => Kind::Batch,
         1 => Kind::End,
-        k => return bad(format!("frame kind {k} (byte 5): neither batch (0) nor end (1)")),
+        k => {
+            return bad(format!(
+                "frame kind {k} (byte 5): neither batch (0) nor end (1)"
+            ))
+        }
     };
     let length = u32_at(28) as usize;
     if bytes.len() - HEADER != length {
@@ -134,7 +144,10 @@ mod tests {
         out.extend_from_slice(&[1, 2, 3]);
         seal(&mut out, 3);
         let f = parse(&out).unwrap();
-        assert_eq!((f.kind, f.tag, f.sequence, f.count, f.payload), (Kind::Batch, 0xfeed, 40, 3, &[1u8, 2, 3][..]));
+        assert_eq!(
+            (f.kind, f.tag, f.sequence, f.count, f.payload),
+            (Kind::Batch, 0xfeed, 40, 3, &[1u8, 2, 3][..])
+        );
 
         assert!(parse(&out[..10]).unwrap_err().0.contains("shorter than"));
         let mut wrong = out.clone();
@@ -146,6 +159,9 @@ mod tests {
         let mut wrong = out.clone();
         wrong[5] = 7;
         assert!(parse(&wrong).unwrap_err().0.contains("kind 7"));
-        assert!(parse(&out[..out.len() - 1]).unwrap_err().0.contains("3 payload bytes"));
+        assert!(parse(&out[..out.len() - 1])
+            .unwrap_err()
+            .0
+            .contains("3 payload bytes"));
     }
 }

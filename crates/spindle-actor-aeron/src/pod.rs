@@ -117,8 +117,10 @@ fn launch(dir: Option<&Path>) -> Result<EmbeddedDriver, AeronError> {
     .map_err(|e| {
         AeronError::Driver(format!(
             "could not launch the embedded media driver{}: {}",
-            dir.map(|d| format!(" in {}", d.display())).unwrap_or_default(),
-            e.message().map_or_else(|| format!("code {}", e.code), str::to_string)
+            dir.map(|d| format!(" in {}", d.display()))
+                .unwrap_or_default(),
+            e.message()
+                .map_or_else(|| format!("code {}", e.code), str::to_string)
         ))
     })
 }
@@ -161,11 +163,12 @@ pub(crate) fn describe(e: &AeronCError) -> String {
     }
 }
 
-/// Waits (sleeping, not spinning) until `ready(&value)` or `timeout`;
-/// gives the value back either way. The value is moved in and out rather
-/// than borrowed, so the future stays `Send` with Aeron's handles, which
-/// are `Send` but not `Sync`.
+/// Waits (sleeping, not spinning) until `ready(&value)`, `timeout`, or
+/// a shutdown request to the actor; gives the value back either way. The
+/// value is moved in and out rather than borrowed, so the future stays
+/// `Send` with Aeron's handles, which are `Send` but not `Sync`.
 pub(crate) async fn wait_for<V>(
+    ctx: &spindle_actor::ActorContext,
     value: V,
     ready: impl Fn(&V) -> bool,
     timeout: std::time::Duration,
@@ -175,7 +178,7 @@ pub(crate) async fn wait_for<V>(
         if ready(&value) {
             return Ok(value);
         }
-        if start.elapsed() >= timeout {
+        if start.elapsed() >= timeout || ctx.is_stopping() {
             return Err(value);
         }
         spindle::time::sleep(std::time::Duration::from_millis(1)).await;

@@ -69,20 +69,29 @@ where
     T: Send + 'static,
     C: Codec<T>,
 {
-    let endpoint = Arc::new(Endpoint::new(name, Direction::Publish, &stream.channel, stream.stream_id));
+    let endpoint = Arc::new(Endpoint::new(
+        name,
+        Direction::Publish,
+        &stream.channel,
+        stream.stream_id,
+    ));
     let (input, pod, codec) = (input.clone(), pod.clone(), Arc::new(codec));
     let progress = ActorState::new(Progress::default());
     let ep = endpoint.clone();
-    graph.actor(name).reads(&input).own_thread().run(move |ctx| {
-        let job = Job {
-            stream: stream.clone(),
-            codec: codec.clone(),
-            endpoint: ep.clone(),
-            options,
-        };
-        let (input, pod, progress) = (input.clone(), pod.clone(), progress.clone());
-        async move { job.run(ctx, input, pod, progress).await }
-    });
+    graph
+        .actor(name)
+        .reads(&input)
+        .own_thread()
+        .run(move |ctx| {
+            let job = Job {
+                stream: stream.clone(),
+                codec: codec.clone(),
+                endpoint: ep.clone(),
+                options,
+            };
+            let (input, pod, progress) = (input.clone(), pod.clone(), progress.clone());
+            async move { job.run(ctx, input, pod, progress).await }
+        });
     endpoint
 }
 
@@ -114,11 +123,22 @@ impl<C> Job<C> {
         C: Codec<T>,
     {
         let publication = self.open(&pod)?;
-        let publication = wait_for(publication, |p| p.is_connected(), self.options.connect_timeout)
-            .await
-            .map_err(|_| self.no_subscriber())?;
+        let publication = match wait_for(
+            &ctx,
+            publication,
+            |p| p.is_connected(),
+            self.options.connect_timeout,
+        )
+        .await
+        {
+            Ok(p) => p,
+            Err(_) if ctx.is_stopping() => return Ok(()),
+            Err(_) => return Err(self.no_subscriber().into()),
+        };
         self.endpoint.set_connected(true);
-        let room = publication.max_payload_length().map_err(|e| self.refused(describe(&e)))?;
+        let room = publication
+            .max_payload_length()
+            .map_err(|e| self.refused(describe(&e)))?;
         let capacity = (room.saturating_sub(HEADER) / self.codec.max_size()).max(1);
         let tag = self.codec.tag().hash;
         // A mutex (never contended) makes the handle, which is `Send` but
@@ -129,7 +149,8 @@ impl<C> Job<C> {
         loop {
             let pending = progress.lock().pending.take();
             if let Some(frame) = pending {
-                self.offer_until_taken(&publication, frame, &progress).await?;
+                self.offer_until_taken(&publication, frame, &progress)
+                    .await?;
                 continue;
             }
             if rx.take_batch(&mut items, capacity) == 0 {
@@ -158,7 +179,13 @@ impl<C> Job<C> {
         self.endpoint.set_ended();
         // The subscriber leaves once it has read the end: wait for that.
         let publication = publication.into_inner().unwrap_or_else(|e| e.into_inner());
-        let _ = wait_for(publication, |p| !p.is_connected(), self.options.linger).await;
+        let _ = wait_for(
+            &ctx,
+            publication,
+            |p| !p.is_connected(),
+            self.options.linger,
+        )
+        .await;
         Ok(())
     }
 

@@ -29,17 +29,23 @@ use std::sync::{Arc, Mutex};
 /// Frames taken per poll of the subscription.
 const FRAGMENTS_PER_POLL: usize = 16;
 
-/// What a subscription waits for, and how long.
+/// What a subscription waits for, and where it starts.
 #[derive(Debug, Clone, Copy)]
 pub struct SubscribeOptions {
     /// How long to wait for a publisher before failing.
     pub connect_timeout: Duration,
+    /// The first sequence number this subscriber expects: 0 for a fresh
+    /// one; for one that replaces an earlier run (a restarted process),
+    /// how many messages that run had taken, so that the gap it reports is
+    /// exactly what neither run received.
+    pub resume_from: u64,
 }
 
 impl Default for SubscribeOptions {
     fn default() -> Self {
         SubscribeOptions {
             connect_timeout: Duration::from_secs(10),
+            resume_from: 0,
         }
     }
 }
@@ -59,21 +65,30 @@ where
     T: Send + 'static,
     C: Codec<T>,
 {
-    let endpoint = Arc::new(Endpoint::new(name, Direction::Subscribe, &stream.channel, stream.stream_id));
+    let endpoint = Arc::new(Endpoint::new(
+        name,
+        Direction::Subscribe,
+        &stream.channel,
+        stream.stream_id,
+    ));
     let (output, pod, codec) = (output.clone(), pod.clone(), Arc::new(codec));
     // The next sequence expected survives restarts.
-    let next = ActorState::new(None::<u64>);
+    let next = ActorState::new(options.resume_from);
     let ep = endpoint.clone();
-    graph.actor(name).writes(&output).own_thread().run(move |ctx| {
-        let job = Job {
-            stream: stream.clone(),
-            codec: codec.clone(),
-            endpoint: ep.clone(),
-            options,
-        };
-        let (output, pod, next) = (output.clone(), pod.clone(), next.clone());
-        async move { job.run(ctx, output, pod, next).await }
-    });
+    graph
+        .actor(name)
+        .writes(&output)
+        .own_thread()
+        .run(move |ctx| {
+            let job = Job {
+                stream: stream.clone(),
+                codec: codec.clone(),
+                endpoint: ep.clone(),
+                options,
+            };
+            let (output, pod, next) = (output.clone(), pod.clone(), next.clone());
+            async move { job.run(ctx, output, pod, next).await }
+        });
     endpoint
 }
 
@@ -98,21 +113,33 @@ impl<C> Job<C> {
         ctx: ActorContext,
         output: TxHandle<T>,
         pod: Pod,
-        next: ActorState<Option<u64>>,
+        next: ActorState<u64>,
     ) -> Result<(), spindle_actor::ActorError>
     where
         T: Send + 'static,
         C: Codec<T>,
     {
         let subscription = self.open(&pod)?;
-        let subscription = wait_for(subscription, |s| s.is_connected(), self.options.connect_timeout)
-            .await
-            .map_err(|_| AeronError::NoPeer {
-                channel: self.stream.channel.clone(),
-                stream_id: self.stream.stream_id,
-                waited: self.options.connect_timeout,
-                role: "publisher",
-            })?;
+        let subscription = match wait_for(
+            &ctx,
+            subscription,
+            |s| s.is_connected(),
+            self.options.connect_timeout,
+        )
+        .await
+        {
+            Ok(s) => s,
+            Err(_) if ctx.is_stopping() => return Ok(()),
+            Err(_) => {
+                return Err(AeronError::NoPeer {
+                    channel: self.stream.channel.clone(),
+                    stream_id: self.stream.stream_id,
+                    waited: self.options.connect_timeout,
+                    role: "publisher",
+                }
+                .into())
+            }
+        };
         self.endpoint.set_connected(true);
         // A mutex (never contended) makes the handle, which is `Send` but
         // not `Sync`, shareable across this future's awaits.
@@ -121,7 +148,11 @@ impl<C> Job<C> {
         let mut items: Vec<T> = Vec::new();
         let mut idle = 0u32;
         loop {
-            let polled = self.poll(&subscription.lock().unwrap_or_else(|e| e.into_inner()), &mut items, &next)?;
+            let polled = self.poll(
+                &subscription.lock().unwrap_or_else(|e| e.into_inner()),
+                &mut items,
+                &next,
+            )?;
             if !items.is_empty() {
                 idle = 0;
                 if tx.vacant() < items.len() {
@@ -132,6 +163,10 @@ impl<C> Job<C> {
                 }
             }
             if let Some(e) = polled.error {
+                // A stream this end cannot read will not get better by
+                // restarting: the pod stops (cleanly, with this error).
+                ctx.request_shutdown();
+                tx.mark_closed();
                 return Err(e.into());
             }
             if polled.ended {
@@ -139,14 +174,17 @@ impl<C> Job<C> {
                 tx.mark_closed();
                 return Ok(());
             }
-            let connected = subscription.lock().unwrap_or_else(|e| e.into_inner()).is_connected();
+            let connected = subscription
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_connected();
             if !connected {
                 self.endpoint.set_connected(false);
                 return Err(AeronError::PeerGone {
                     channel: self.stream.channel.clone(),
                     stream_id: self.stream.stream_id,
                     role: "publisher",
-                    at_sequence: next.lock().unwrap_or(0),
+                    at_sequence: *next.lock(),
                 }
                 .into());
             }
@@ -177,7 +215,7 @@ impl<C> Job<C> {
         &self,
         s: &AeronSubscription,
         items: &mut Vec<T>,
-        next: &ActorState<Option<u64>>,
+        next: &ActorState<u64>,
     ) -> Result<Polled, AeronError>
     where
         C: Codec<T>,
@@ -208,7 +246,7 @@ impl<C> Job<C> {
         &self,
         bytes: &[u8],
         items: &mut Vec<T>,
-        next: &mut Option<u64>,
+        next: &mut u64,
         polled: &mut Polled,
     ) -> Result<(), AeronError>
     where
@@ -230,7 +268,7 @@ impl<C> Job<C> {
                 got_tag: f.tag,
             });
         }
-        let expected = next.unwrap_or(0);
+        let expected = *next;
         if f.sequence > expected {
             self.missed(expected, f.sequence);
         } else if f.sequence < expected {
@@ -250,7 +288,7 @@ impl<C> Job<C> {
                 self.endpoint.add_frame(u64::from(f.count));
             }
         }
-        *next = Some(f.sequence + u64::from(f.count));
+        *next = f.sequence + u64::from(f.count);
         Ok(())
     }
 
