@@ -73,6 +73,7 @@ pub(crate) mod loom;
 #[cfg(all(test, loom))]
 mod loom_models;
 mod port;
+mod probe;
 mod ring;
 mod running;
 mod rx;
@@ -89,6 +90,7 @@ pub use context::{ActorContext, Every, Tick};
 pub use error::{ActorError, GraphError, IntoActorResult, PortError};
 pub use graph::{ActorBuilder, BundleBuilder, ChannelBuilder, Graph, DEFAULT_CAPACITY};
 pub use port::{RxHandle, TxHandle};
+pub use probe::{Probe, Reading};
 pub use running::{ActorReport, ChannelReport, RunningGraph, StopReport, Stopped};
 pub use rx::{Rx, Slots, WaitAvail};
 pub use state::{ActorState, StateGuard};

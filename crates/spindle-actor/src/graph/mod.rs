@@ -53,6 +53,7 @@ pub struct Graph {
     actors: Vec<ActorSpec>,
     errors: Vec<GraphError>,
     telemetry: Option<TelemetryConfig>,
+    probes: Vec<Arc<dyn crate::Probe>>,
 }
 
 impl Graph {
@@ -64,7 +65,15 @@ impl Graph {
             actors: Vec::new(),
             errors: Vec::new(),
             telemetry: None,
+            probes: Vec::new(),
         }
+    }
+
+    /// Adds a [`Probe`](crate::Probe) whose figures the telemetry shows
+    /// beside the actors and channels (an Aeron endpoint, say).
+    pub fn probe(&mut self, probe: Arc<dyn crate::Probe>) -> &mut Graph {
+        self.probes.push(probe);
+        self
     }
 
     /// Starts declaring a channel of `T` called `name`.

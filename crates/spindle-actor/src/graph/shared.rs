@@ -20,6 +20,7 @@ pub(crate) struct GraphShared {
     pub(crate) name: String,
     pub(crate) actors: Vec<Arc<ActorCell>>,
     pub(crate) channels: Vec<Arc<dyn ChannelInfo>>,
+    pub(crate) probes: Vec<Arc<dyn crate::Probe>>,
     pub(super) stopping: AtomicBool,
     pub(super) stop_request: Mutex<Option<(Instant, String)>>,
     pub(super) live: AtomicUsize,

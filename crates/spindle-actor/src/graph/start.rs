@@ -135,6 +135,7 @@ impl Graph {
             name: self.name.clone(),
             actors: self.actors.iter().map(|a| a.cell.clone()).collect(),
             channels: self.channels.clone(),
+            probes: self.probes.clone(),
             stopping: AtomicBool::new(false),
             stop_request: Mutex::new(None),
             live: AtomicUsize::new(self.actors.len()),

@@ -20,6 +20,7 @@
 
 mod http;
 mod page;
+mod probes;
 mod render;
 mod sampler;
 // The server needs spindle's OS reactor, which loom and miri cannot run.

@@ -77,7 +77,9 @@ pub(crate) fn json(s: &Snapshot) -> String {
         }
         json_channel(&mut o, c);
     }
-    o.push_str("],\"runtime\":");
+    o.push(']');
+    super::probes::json(&mut o, &s.probes);
+    o.push_str(",\"runtime\":");
     json_runtime(&mut o, &s.runtime);
     o.push('}');
     o
@@ -233,16 +235,16 @@ fn label(v: &str) -> String {
 }
 
 /// The `/metrics` text being written, one family at a time.
-struct Exposition<'a> {
+pub(crate) struct Exposition<'a> {
     out: &'a mut String,
 }
 
 impl Exposition<'_> {
-    fn head(&mut self, name: &str, kind: &str, help: &str) {
+    pub(crate) fn head(&mut self, name: &str, kind: &str, help: &str) {
         let _ = writeln!(self.out, "# HELP {name} {help}");
         let _ = writeln!(self.out, "# TYPE {name} {kind}");
     }
-    fn sample(&mut self, name: &str, labels: &[(&str, &str)], v: f64) {
+    pub(crate) fn sample(&mut self, name: &str, labels: &[(&str, &str)], v: f64) {
         self.out.push_str(name);
         if !labels.is_empty() {
             self.out.push('{');
@@ -434,6 +436,7 @@ pub(crate) fn prometheus(s: &Snapshot) -> String {
     graph_families(&mut e, s);
     actor_families(&mut e, s);
     channel_families(&mut e, s);
+    super::probes::families(&mut e, &s.graph, &s.probes);
     runtime_families(&mut e, &s.runtime);
     out
 }
@@ -579,6 +582,21 @@ mod tests {
                 channel("numbers", "source", "sink\nb", 0),
                 channel("back\\", "sink\nb", "source", 1),
             ],
+            probes: ["in", "out"]
+                .iter()
+                .enumerate()
+                .map(|(n, dir)| super::super::probes::ProbeSnap {
+                    name: format!("{dir} \"q\""),
+                    labels: vec![("direction", dir.to_string())],
+                    readings: vec![crate::Reading {
+                        metric: "test_items_total",
+                        help: "Items through the probe.",
+                        counter: true,
+                        short: "items",
+                        value: 10.0 + n as f64,
+                    }],
+                })
+                .collect(),
             runtime,
         }
     }

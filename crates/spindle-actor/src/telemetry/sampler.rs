@@ -75,6 +75,7 @@ pub(crate) struct Snapshot {
     pub(crate) live: usize,
     pub(crate) actors: Vec<ActorSnap>,
     pub(crate) channels: Vec<ChannelSnap>,
+    pub(crate) probes: Vec<super::probes::ProbeSnap>,
     pub(crate) runtime: spindle::RuntimeMetrics,
 }
 
@@ -152,6 +153,7 @@ impl Sampler {
             live: g.live(),
             actors,
             channels,
+            probes: super::probes::read(&g.probes),
             runtime: g.rt.metrics(),
         }
     }
