@@ -7,8 +7,10 @@
 //! every sequence range a subscriber missed, in order, so nothing is lost
 //! silently.
 
+use spindle_actor::{Probe, Reading};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
+use std::time::Instant;
 
 /// Publication or subscription.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +42,8 @@ pub struct Endpoint {
     connected: AtomicBool,
     ended: AtomicBool,
     gaps: Mutex<Vec<(u64, u64)>>,
+    /// The telemetry's last reading (when, messages) and the rate it gave.
+    last_read: Mutex<(Option<(Instant, u64)>, f64)>,
 }
 
 impl Endpoint {
@@ -61,6 +65,7 @@ impl Endpoint {
             connected: AtomicBool::new(false),
             ended: AtomicBool::new(false),
             gaps: Mutex::new(Vec::new()),
+            last_read: Mutex::new((None, 0.0)),
         }
     }
 
@@ -134,5 +139,78 @@ impl Endpoint {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push((from, to));
+    }
+}
+
+impl Endpoint {
+    /// Messages per second since the previous reading (kept for a second
+    /// at least, so that a quick second scrape does not read as zero).
+    fn rate(&self) -> f64 {
+        let now = (Instant::now(), self.messages());
+        let mut last = self.last_read.lock().unwrap_or_else(|e| e.into_inner());
+        match last.0 {
+            Some((at, n)) if now.0.duration_since(at).as_secs_f64() >= 1.0 => {
+                last.1 = (now.1 - n) as f64 / now.0.duration_since(at).as_secs_f64();
+                last.0 = Some(now);
+            }
+            Some(_) => {}
+            None => last.0 = Some(now),
+        }
+        last.1
+    }
+}
+
+/// The endpoint's row on its pod's telemetry page and its families on
+/// `/metrics` (`spindle_aeron_*`, labelled by actor, direction, channel
+/// and stream).
+impl Probe for Endpoint {
+    fn name(&self) -> String {
+        format!(
+            "{} ({} {} stream {})",
+            self.actor,
+            self.direction.as_str(),
+            self.channel,
+            self.stream_id
+        )
+    }
+
+    fn labels(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("actor", self.actor.clone()),
+            ("direction", self.direction.as_str().into()),
+            ("channel", self.channel.clone()),
+            ("stream", self.stream_id.to_string()),
+        ]
+    }
+
+    fn read(&self) -> Vec<Reading> {
+        let r = |metric, help, counter, short, value| Reading {
+            metric,
+            help,
+            counter,
+            short,
+            value,
+        };
+        vec![
+            r("spindle_aeron_messages_total", "Messages published or delivered.", true, "messages", self.messages() as f64),
+            r("spindle_aeron_messages_per_second", "Messages per second lately.", false, "rate /s", self.rate()),
+            r("spindle_aeron_frames_total", "Aeron messages (batches) published or received.", true, "frames", self.frames() as f64),
+            r(
+                "spindle_aeron_back_pressure_total",
+                "Times the stream waited: offers refused for back pressure, or a full downstream channel.",
+                true,
+                "back pressure",
+                self.back_pressure_events() as f64,
+            ),
+            r(
+                "spindle_aeron_window_bytes",
+                "Publisher: bytes it may still send before the subscriber's position holds it back.",
+                false,
+                "window bytes",
+                self.lag() as f64,
+            ),
+            r("spindle_aeron_connected", "1 while the other end is connected.", false, "connected", f64::from(u8::from(self.is_connected()))),
+            r("spindle_aeron_missed_total", "Messages a subscriber never received (gaps).", true, "missed", self.missed() as f64),
+        ]
     }
 }

@@ -77,6 +77,7 @@ where
     ));
     let (input, pod, codec) = (input.clone(), pod.clone(), Arc::new(codec));
     let progress = ActorState::new(Progress::default());
+    graph.probe(endpoint.clone());
     let ep = endpoint.clone();
     graph
         .actor(name)

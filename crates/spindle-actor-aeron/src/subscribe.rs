@@ -74,6 +74,7 @@ where
     let (output, pod, codec) = (output.clone(), pod.clone(), Arc::new(codec));
     // The next sequence expected survives restarts.
     let next = ActorState::new(options.resume_from);
+    graph.probe(endpoint.clone());
     let ep = endpoint.clone();
     graph
         .actor(name)

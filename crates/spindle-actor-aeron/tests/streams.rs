@@ -68,3 +68,47 @@ fn a_slow_subscriber_holds_the_publisher_back_and_loses_nothing() {
         "the subscriber never waited for its sink"
     );
 }
+
+/// GET `path` from a telemetry server; the body.
+fn get(addr: std::net::SocketAddr, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text
+}
+
+#[test]
+fn each_pod_shows_its_endpoints_on_its_telemetry() {
+    let pod = Pod::connect(DriverMode::Embedded).unwrap();
+    let rt = spindle::Runtime::new().unwrap();
+    let stream = Stream::new("aeron:ipc", 1004);
+    let n = 50_000;
+    let (mut sub_graph, _, _) =
+        subscriber::<u64>(&pod, stream.clone(), None, SubscribeOptions::default());
+    sub_graph.telemetry("127.0.0.1:0");
+    let (pub_graph, _) = publisher(&pod, stream, n, PublishOptions::default());
+    let sub = sub_graph.start(rt.handle()).unwrap();
+    let publ = pub_graph.start(rt.handle()).unwrap();
+    assert!(publ.block_until_stopped(Duration::from_secs(60)).is_clean());
+    // The subscriber's graph is stopped by the end of the stream; its
+    // server answers until the graph is dropped.
+    sub.block_until_stopped(Duration::from_secs(60));
+    let addr = sub.telemetry_addr().unwrap();
+    let metrics = get(addr, "/metrics");
+    let line = format!(
+        "spindle_aeron_messages_total{{graph=\"sub\",actor=\"from-aeron\",direction=\"subscribe\",channel=\"aeron:ipc\",stream=\"1004\"}} {n}"
+    );
+    assert!(metrics.contains(&line), "{metrics}");
+    assert!(metrics.contains("# TYPE spindle_aeron_back_pressure_total counter"));
+    let json = get(addr, "/api/graph.json");
+    assert!(
+        json.contains("\"probes\":[{\"name\":\"from-aeron (subscribe aeron:ipc stream 1004)\""),
+        "{json}"
+    );
+}
