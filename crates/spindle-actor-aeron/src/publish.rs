@@ -7,8 +7,10 @@
 //!   fragments a frame and a subscriber sees whole batches;
 //! - nothing is dropped: an offer refused for back pressure is retried (the
 //!   upstream ring fills meanwhile, and its writer waits); the frame being
-//!   offered and the next sequence number live in the actor's state, so a
-//!   restart offers the same frame again;
+//!   offered, the next sequence number and the publication itself live in
+//!   the actor's state, so a restart offers the same frame again in the
+//!   same Aeron session (a subscriber never sees two sessions of a stream,
+//!   whose frames would interleave);
 //! - the subscriber going away before the end of the stream is an error
 //!   naming the stream and sequence (the supervisor reports and restarts
 //!   the actor, which waits for a subscriber again);
@@ -77,6 +79,7 @@ where
     ));
     let (input, pod, codec) = (input.clone(), pod.clone(), Arc::new(codec));
     let progress = ActorState::new(Progress::default());
+    let sessions = ActorState::new(None);
     graph.probe(endpoint.clone());
     let ep = endpoint.clone();
     graph
@@ -90,8 +93,9 @@ where
                 endpoint: ep.clone(),
                 options,
             };
-            let (input, pod, progress) = (input.clone(), pod.clone(), progress.clone());
-            async move { job.run(ctx, input, pod, progress).await }
+            let (input, pod) = (input.clone(), pod.clone());
+            let (progress, sessions) = (progress.clone(), sessions.clone());
+            async move { job.run(ctx, input, pod, progress, sessions).await }
         });
     endpoint
 }
@@ -118,39 +122,38 @@ impl<C> Job<C> {
         input: RxHandle<T>,
         pod: Pod,
         progress: ActorState<Progress>,
+        sessions: ActorState<Option<Mutex<AeronExclusivePublication>>>,
     ) -> Result<(), spindle_actor::ActorError>
     where
         T: Send + 'static,
         C: Codec<T>,
     {
-        let publication = self.open(&pod)?;
-        let publication = match wait_for(
-            &ctx,
-            publication,
-            |p| p.is_connected(),
-            self.options.connect_timeout,
-        )
-        .await
-        {
-            Ok(p) => p,
+        // The publication outlives a failed run: a restart goes on in the
+        // same Aeron session, so a subscriber never sees two sessions of
+        // one stream (whose frames would interleave).
+        let mut session = sessions.lock();
+        if session.is_none() {
+            *session = Some(Mutex::new(self.open(&pod)?));
+        }
+        let publication = session.as_ref().expect("opened above");
+        let connected = |p: &&Mutex<AeronExclusivePublication>| locked(p).is_connected();
+        match wait_for(&ctx, publication, connected, self.options.connect_timeout).await {
+            Ok(_) => {}
             Err(_) if ctx.is_stopping() => return Ok(()),
             Err(_) => return Err(self.no_subscriber().into()),
-        };
+        }
         self.endpoint.set_connected(true);
-        let room = publication
+        let room = locked(publication)
             .max_payload_length()
             .map_err(|e| self.refused(describe(&e)))?;
         let capacity = (room.saturating_sub(HEADER) / self.codec.max_size()).max(1);
         let tag = self.codec.tag().hash;
-        // A mutex (never contended) makes the handle, which is `Send` but
-        // not `Sync`, shareable across this future's awaits.
-        let publication = Mutex::new(publication);
         let mut rx = input.lock()?;
         let mut items = Vec::with_capacity(capacity);
         loop {
             let pending = progress.lock().pending.take();
             if let Some(frame) = pending {
-                self.offer_until_taken(&publication, frame, &progress)
+                self.offer_until_taken(publication, frame, &progress)
                     .await?;
                 continue;
             }
@@ -176,17 +179,13 @@ impl<C> Job<C> {
         let mut end = Vec::with_capacity(HEADER);
         frame::begin(&mut end, Kind::End, tag, total);
         frame::seal(&mut end, 0);
-        self.offer_until_taken(&publication, end, &progress).await?;
+        self.offer_until_taken(publication, end, &progress).await?;
         self.endpoint.set_ended();
-        // The subscriber leaves once it has read the end: wait for that.
-        let publication = publication.into_inner().unwrap_or_else(|e| e.into_inner());
-        let _ = wait_for(
-            &ctx,
-            publication,
-            |p| !p.is_connected(),
-            self.options.linger,
-        )
-        .await;
+        // The subscriber leaves once it has read the end: wait for that,
+        // then close the session.
+        let gone = |p: &&Mutex<AeronExclusivePublication>| !locked(p).is_connected();
+        let _ = wait_for(&ctx, publication, gone, self.options.linger).await;
+        *session = None;
         Ok(())
     }
 
@@ -228,7 +227,7 @@ impl<C> Job<C> {
     ) -> Result<(), AeronError> {
         let mut spins = 0u32;
         loop {
-            let offered = self.offer_once(&p.lock().unwrap_or_else(|e| e.into_inner()), &frame);
+            let offered = self.offer_once(&locked(p), &frame);
             match offered {
                 Offered::Taken => return Ok(()),
                 Offered::Refused => {
@@ -267,6 +266,14 @@ impl<C> Job<C> {
             Err(other) => Offered::Failed(self.refused(format!("offer refused: {other}"))),
         }
     }
+}
+
+/// The publication, from its never-contended mutex (which makes the
+/// handle, `Send` but not `Sync`, shareable across the run's awaits).
+fn locked(
+    p: &Mutex<AeronExclusivePublication>,
+) -> std::sync::MutexGuard<'_, AeronExclusivePublication> {
+    p.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Waits a little longer the longer Aeron refuses: yield first, then

@@ -58,7 +58,8 @@ fn a_subscriber_that_dies_is_reported_and_its_successor_names_the_gap() {
     let (pub_graph, pub_ep) = publisher(&pod, stream.clone(), n, PublishOptions::default());
     let first = first_graph.start(rt.handle()).unwrap();
     let publ = pub_graph.start(rt.handle()).unwrap();
-    while first_seen.lock().count < 20_000 {
+    // `snapshot`, not `lock`: the sink holds the state while it runs.
+    while first_seen.snapshot().map_or(0, |s| s.count) < 20_000 {
         std::thread::sleep(Duration::from_millis(5));
     }
     first.request_shutdown();
@@ -66,6 +67,15 @@ fn a_subscriber_that_dies_is_reported_and_its_successor_names_the_gap() {
         .block_until_stopped(Duration::from_secs(30))
         .is_clean());
     let had = first_seen.lock().count;
+    // The publisher notices on its next offer (its window is full by now).
+    let start = std::time::Instant::now();
+    while pub_ep.is_connected() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the publisher never noticed"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
 
     let options = SubscribeOptions {
         resume_from: had,
