@@ -64,6 +64,7 @@ mod scope;
 pub mod signal;
 pub mod sync;
 pub mod task;
+mod task_builder;
 mod task_local;
 pub mod test;
 pub mod time;

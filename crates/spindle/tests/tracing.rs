@@ -1,5 +1,6 @@
 //! The `tracing` feature: each task runs in a `task` span naming its spawn
-//! site, and spindle's reports become `tracing` events.
+//! site (and its name, given through `task::Builder`), and spindle's
+//! reports become `tracing` events.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -36,8 +37,15 @@ fn tasks_run_in_spans_and_reports_are_events() {
             .await
             .unwrap();
         spindle::report::warn(spindle::report::Kind::Telemetry, format_args!("a report"));
-        spawn_line
+        let named_line = line!() + 3;
+        spindle::task::Builder::new()
+            .name("flusher")
+            .spawn(async { tracing::info!("inside a named task") })
+            .await
+            .unwrap();
+        (spawn_line, named_line)
     });
+    let (spawn_line, named_line) = spawn_line;
     let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
     let event = text
         .lines()
@@ -46,6 +54,23 @@ fn tasks_run_in_spans_and_reports_are_events() {
     assert!(event.contains("task{task.id="), "{event}");
     let site = format!("spawn.location=crates/spindle/tests/tracing.rs:{spawn_line}:");
     assert!(event.contains(&site), "{event}");
+    let named = text
+        .lines()
+        .find(|l| l.contains("inside a named task"))
+        .unwrap_or_else(|| panic!("no named task event in:\n{text}"));
+    assert!(
+        named.contains("task.name=\"flusher\"") || named.contains("task.name=flusher"),
+        "{named}"
+    );
+    let site = format!("spawn.location=crates/spindle/tests/tracing.rs:{named_line}:");
+    assert!(
+        named.contains(&site),
+        "the builder keeps the caller's spawn site: {named}"
+    );
+    assert!(
+        !event.contains("task.name"),
+        "an unnamed task has no name field: {event}"
+    );
     let report = text
         .lines()
         .find(|l| l.contains("a report"))

@@ -25,6 +25,9 @@ pub(crate) use waker::{abort_handle_of, is_task_waker, notify_in_place, wake_all
 /// Where Tokio has it (`tokio::task::JoinSet`); it lives with the other
 /// user-level joins (`scope`, `join_all`), above the schedulers.
 pub use crate::join_set::JoinSet;
+/// Spawning with options (a name); at the crate root, above the
+/// schedulers (`task_builder.rs`).
+pub use crate::task_builder::Builder;
 /// Task-local values ([`task_local!`](crate::task_local)); like
 /// `JoinSet`, they live above the schedulers, at the crate root
 /// (`task_local.rs`).
