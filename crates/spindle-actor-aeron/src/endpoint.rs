@@ -2,8 +2,9 @@
 //! updated by its actor and read by anyone (the pod's telemetry, a test,
 //! the example's summary).
 //!
-//! Invariants: counters only grow; `lag` is the latest sample (bytes the
-//! subscriber is behind the publisher, as this end sees it); `gaps` lists
+//! Invariants: counters only grow; `window` is the latest sample (a
+//! publisher's room before the subscriber's progress holds it back; 0 on a
+//! subscriber); `gaps` lists
 //! every sequence range a subscriber missed, in order, so nothing is lost
 //! silently.
 
@@ -38,7 +39,7 @@ pub struct Endpoint {
     messages: AtomicU64,
     frames: AtomicU64,
     back_pressure: AtomicU64,
-    lag: AtomicI64,
+    window: AtomicI64,
     connected: AtomicBool,
     ended: AtomicBool,
     gaps: Mutex<Vec<(u64, u64)>>,
@@ -47,12 +48,25 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    pub(crate) fn new(
+    /// A new endpoint for actor `actor` on `stream`, shown on `graph`'s
+    /// telemetry.
+    pub(crate) fn added_to(
+        graph: &mut spindle_actor::Graph,
         actor: &str,
         direction: Direction,
-        channel: &str,
-        stream_id: i32,
-    ) -> Endpoint {
+        stream: &crate::Stream,
+    ) -> std::sync::Arc<Endpoint> {
+        let endpoint = std::sync::Arc::new(Endpoint::new(
+            actor,
+            direction,
+            &stream.channel,
+            stream.stream_id,
+        ));
+        graph.probe(endpoint.clone());
+        endpoint
+    }
+
+    fn new(actor: &str, direction: Direction, channel: &str, stream_id: i32) -> Endpoint {
         Endpoint {
             actor: actor.into(),
             direction,
@@ -61,7 +75,7 @@ impl Endpoint {
             messages: AtomicU64::new(0),
             frames: AtomicU64::new(0),
             back_pressure: AtomicU64::new(0),
-            lag: AtomicI64::new(0),
+            window: AtomicI64::new(0),
             connected: AtomicBool::new(false),
             ended: AtomicBool::new(false),
             gaps: Mutex::new(Vec::new()),
@@ -86,10 +100,11 @@ impl Endpoint {
         self.back_pressure.load(Relaxed)
     }
 
-    /// Bytes between the publisher's position and how far the subscriber
-    /// has read, as last sampled here.
-    pub fn lag(&self) -> i64 {
-        self.lag.load(Relaxed)
+    /// Publisher: bytes it may still send before the subscriber's position
+    /// holds it back (Aeron's position limit less its position), at the
+    /// last offer. Near 0 means the subscriber is the bottleneck.
+    pub fn window(&self) -> i64 {
+        self.window.load(Relaxed)
     }
 
     /// Whether the other end is connected now.
@@ -122,8 +137,8 @@ impl Endpoint {
         self.back_pressure.fetch_add(1, Relaxed);
     }
 
-    pub(crate) fn set_lag(&self, bytes: i64) {
-        self.lag.store(bytes, Relaxed);
+    pub(crate) fn set_window(&self, bytes: i64) {
+        self.window.store(bytes, Relaxed);
     }
 
     pub(crate) fn set_connected(&self, on: bool) {
@@ -207,7 +222,7 @@ impl Probe for Endpoint {
                 "Publisher: bytes it may still send before the subscriber's position holds it back.",
                 false,
                 "window bytes",
-                self.lag() as f64,
+                self.window() as f64,
             ),
             r("spindle_aeron_connected", "1 while the other end is connected.", false, "connected", f64::from(u8::from(self.is_connected()))),
             r("spindle_aeron_missed_total", "Messages a subscriber never received (gaps).", true, "missed", self.missed() as f64),

@@ -22,10 +22,10 @@ use crate::codec::Codec;
 use crate::endpoint::{Direction, Endpoint};
 use crate::error::AeronError;
 use crate::frame::{self, Kind, HEADER};
-use crate::pod::{describe, wait_for, Pod, ADD_TIMEOUT};
+use crate::pod::{back_off, describe, wait_for, Pod, ADD_TIMEOUT};
 use crate::Stream;
 use rusteron_client::{AeronExclusivePublication, AeronOfferError, IntoCString};
-use spindle::time::{sleep, Duration};
+use spindle::time::Duration;
 use spindle_actor::{ActorContext, ActorState, Graph, RxHandle};
 use std::sync::{Arc, Mutex};
 
@@ -71,16 +71,10 @@ where
     T: Send + 'static,
     C: Codec<T>,
 {
-    let endpoint = Arc::new(Endpoint::new(
-        name,
-        Direction::Publish,
-        &stream.channel,
-        stream.stream_id,
-    ));
+    let endpoint = Endpoint::added_to(graph, name, Direction::Publish, &stream);
     let (input, pod, codec) = (input.clone(), pod.clone(), Arc::new(codec));
     let progress = ActorState::new(Progress::default());
     let sessions = ActorState::new(None);
-    graph.probe(endpoint.clone());
     let ep = endpoint.clone();
     graph
         .actor(name)
@@ -247,7 +241,7 @@ impl<C> Job<C> {
             Ok(position) => {
                 let count = frame::parse(frame).map_or(0, |f| f.count);
                 self.endpoint.add_frame(u64::from(count));
-                self.endpoint.set_lag(p.position_limit() - position);
+                self.endpoint.set_window(p.position_limit() - position);
                 Offered::Taken
             }
             Err(AeronOfferError::BackPressured | AeronOfferError::AdminAction) => {
@@ -274,14 +268,4 @@ fn locked(
     p: &Mutex<AeronExclusivePublication>,
 ) -> std::sync::MutexGuard<'_, AeronExclusivePublication> {
     p.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Waits a little longer the longer Aeron refuses: yield first, then
-/// short sleeps (the subscriber needs the CPU to make room).
-pub(crate) async fn back_off(spins: u32) {
-    if spins < 16 {
-        spindle::yield_now().await;
-    } else {
-        sleep(Duration::from_micros(50)).await;
-    }
 }

@@ -18,8 +18,7 @@ use crate::codec::Codec;
 use crate::endpoint::{Direction, Endpoint};
 use crate::error::AeronError;
 use crate::frame::{self, Kind};
-use crate::pod::{describe, wait_for, Pod, ADD_TIMEOUT};
-use crate::publish::back_off;
+use crate::pod::{back_off, describe, wait_for, Pod, ADD_TIMEOUT};
 use crate::Stream;
 use rusteron_client::{AeronSubscription, Handlers, IntoCString};
 use spindle::time::Duration;
@@ -65,16 +64,10 @@ where
     T: Send + 'static,
     C: Codec<T>,
 {
-    let endpoint = Arc::new(Endpoint::new(
-        name,
-        Direction::Subscribe,
-        &stream.channel,
-        stream.stream_id,
-    ));
+    let endpoint = Endpoint::added_to(graph, name, Direction::Subscribe, &stream);
     let (output, pod, codec) = (output.clone(), pod.clone(), Arc::new(codec));
     // The next sequence expected survives restarts.
     let next = ActorState::new(options.resume_from);
-    graph.probe(endpoint.clone());
     let ep = endpoint.clone();
     graph
         .actor(name)
