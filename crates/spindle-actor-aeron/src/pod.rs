@@ -188,13 +188,3 @@ pub(crate) async fn wait_for<V>(
 /// How long an actor waits for the driver to add its publication or
 /// subscription (it blocks its own thread meanwhile).
 pub(crate) const ADD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Waits a little longer the longer Aeron refuses: yield first, then
-/// short sleeps (the subscriber needs the CPU to make room).
-pub(crate) async fn back_off(spins: u32) {
-    if spins < 16 {
-        spindle::yield_now().await;
-    } else {
-        spindle::time::sleep(std::time::Duration::from_micros(50)).await;
-    }
-}

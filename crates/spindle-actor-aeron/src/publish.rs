@@ -22,7 +22,8 @@ use crate::codec::Codec;
 use crate::endpoint::{Direction, Endpoint};
 use crate::error::AeronError;
 use crate::frame::{self, Kind, HEADER};
-use crate::pod::{back_off, describe, wait_for, Pod, ADD_TIMEOUT};
+use crate::idle::{Idle, Idler};
+use crate::pod::{describe, wait_for, Pod, ADD_TIMEOUT};
 use crate::Stream;
 use rusteron_client::{AeronExclusivePublication, AeronOfferError, IntoCString};
 use spindle::time::Duration;
@@ -37,6 +38,9 @@ pub struct PublishOptions {
     /// After the end-of-stream frame: how long to wait for the subscriber
     /// to leave before stopping anyway.
     pub linger: Duration,
+    /// What the actor's thread does while Aeron refuses an offer for
+    /// back pressure.
+    pub idle: Idle,
 }
 
 impl Default for PublishOptions {
@@ -44,6 +48,7 @@ impl Default for PublishOptions {
         PublishOptions {
             connect_timeout: Duration::from_secs(10),
             linger: Duration::from_secs(5),
+            idle: Idle::default(),
         }
     }
 }
@@ -219,15 +224,12 @@ impl<C> Job<C> {
         frame: Vec<u8>,
         progress: &ActorState<Progress>,
     ) -> Result<(), AeronError> {
-        let mut spins = 0u32;
+        let mut idler = Idler::new(self.options.idle);
         loop {
             let offered = self.offer_once(&locked(p), &frame);
             match offered {
                 Offered::Taken => return Ok(()),
-                Offered::Refused => {
-                    spins += 1;
-                    back_off(spins).await;
-                }
+                Offered::Refused => idler.idle().await,
                 Offered::Failed(e) => {
                     progress.lock().pending = Some(frame);
                     return Err(e);

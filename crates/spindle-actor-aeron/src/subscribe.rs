@@ -18,7 +18,8 @@ use crate::codec::Codec;
 use crate::endpoint::{Direction, Endpoint};
 use crate::error::AeronError;
 use crate::frame::{self, Kind};
-use crate::pod::{back_off, describe, wait_for, Pod, ADD_TIMEOUT};
+use crate::idle::{Idle, Idler};
+use crate::pod::{describe, wait_for, Pod, ADD_TIMEOUT};
 use crate::Stream;
 use rusteron_client::{AeronSubscription, Handlers, IntoCString};
 use spindle::time::Duration;
@@ -38,6 +39,8 @@ pub struct SubscribeOptions {
     /// how many messages that run had taken, so that the gap it reports is
     /// exactly what neither run received.
     pub resume_from: u64,
+    /// What the actor's thread does while no frame comes.
+    pub idle: Idle,
 }
 
 impl Default for SubscribeOptions {
@@ -45,6 +48,7 @@ impl Default for SubscribeOptions {
         SubscribeOptions {
             connect_timeout: Duration::from_secs(10),
             resume_from: 0,
+            idle: Idle::default(),
         }
     }
 }
@@ -140,7 +144,7 @@ impl<C> Job<C> {
         let subscription = Mutex::new(subscription);
         let mut tx = output.lock()?;
         let mut items: Vec<T> = Vec::new();
-        let mut idle = 0u32;
+        let mut idler = Idler::new(self.options.idle);
         loop {
             let polled = self.poll(
                 &subscription.lock().unwrap_or_else(|e| e.into_inner()),
@@ -148,7 +152,7 @@ impl<C> Job<C> {
                 &next,
             )?;
             if !items.is_empty() {
-                idle = 0;
+                idler.reset();
                 if tx.vacant() < items.len() {
                     self.endpoint.add_back_pressure();
                 }
@@ -185,8 +189,7 @@ impl<C> Job<C> {
             if !ctx.is_running(|| tx.mark_closed()) {
                 return Ok(());
             }
-            idle += 1;
-            back_off(idle).await;
+            idler.idle().await;
         }
     }
 
