@@ -3,15 +3,17 @@
 use std::path::PathBuf;
 
 pub const USAGE: &str = "\
-usage: distributed [--transport ipc|udp] [--messages N]
-       distributed --role publish|subscribe --channel URI [--messages N] [--aeron-dir DIR]
+usage: distributed [--transport ipc|udp] [--messages N] [--workers W]
+       distributed --role publish|subscribe --channel URI [--messages N] [--workers W]
+                   [--aeron-dir DIR]
 
 With no --role: starts a subscriber pod and a publisher pod as two processes
 (on 127.0.0.1 for udp), runs FizzBuzz across them, prints both pods' totals
 and messages per second, and exits 0 only when the totals match.
 With --role: runs that one pod (two machines: the same --channel on both,
 an aeron:udp endpoint on the subscriber's host). Without --aeron-dir a pod
-embeds its own media driver.";
+embeds its own media driver. --workers sets each pod's runtime workers
+(default: one per core).";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Role {
@@ -26,10 +28,13 @@ pub enum Transport {
     Udp,
 }
 
+/// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Args {
     pub role: Role,
     pub messages: u64,
+    /// Each pod's runtime workers; `None` for one per core.
+    pub workers: Option<usize>,
     pub channel: Option<String>,
     pub aeron_dir: Option<PathBuf>,
 }
@@ -40,6 +45,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
     let mut out = Args {
         role: Role::Publish,
         messages: 10_000_000,
+        workers: None,
         channel: None,
         aeron_dir: None,
     };
@@ -59,6 +65,12 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
                 out.messages = v.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
                     format!("`--messages {v}`: expected a whole number of at least 1")
                 })?;
+            }
+            "--workers" => {
+                let v = value()?;
+                out.workers = Some(v.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                    format!("`--workers {v}`: expected a whole number of at least 1")
+                })?);
             }
             "--role" => {
                 role = Some(match value()?.as_str() {

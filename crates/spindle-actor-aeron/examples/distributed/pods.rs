@@ -1,11 +1,16 @@
 //! The two pods: the publisher (`generator → publish`) and the subscriber
 //! (`subscribe → worker → logger`), each a graph of its own, and the one
-//! line each prints when it stops.
+//! line each prints when it stops. Beside the numbers, on the same
+//! channel, the heartbeat stream measures latency under their load
+//! (`heartbeat.rs`).
 
+use crate::heartbeat;
 use spindle_actor::{ActorContext, ActorState, Graph, PortError, RxHandle, TxHandle};
 use spindle_actor_aeron::{
     publish, subscribe, PlainCodec, Pod, PublishOptions, Stream, SubscribeOptions,
 };
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The stream FizzBuzz's numbers travel on.
@@ -25,14 +30,33 @@ fn class(v: u64) -> u8 {
     u8::from(v.is_multiple_of(3)) | (u8::from(v.is_multiple_of(5)) << 1)
 }
 
+/// A runtime of `workers` workers, or one per core.
+fn runtime(workers: Option<usize>) -> Result<spindle::Runtime, String> {
+    let b = spindle::Builder::new_multi_thread();
+    let b = match workers {
+        Some(w) => b.workers(w),
+        None => b,
+    };
+    b.build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))
+}
+
 /// Runs the publisher pod to its end; returns its summary line.
-pub fn run_publisher(pod: &Pod, channel: &str, n: u64) -> Result<String, String> {
-    let rt = spindle::Runtime::new().map_err(|e| e.to_string())?;
+pub fn run_publisher(
+    pod: &Pod,
+    channel: &str,
+    n: u64,
+    workers: Option<usize>,
+) -> Result<String, String> {
+    let rt = runtime(workers)?;
     let mut g = Graph::new("publisher");
     let (tx, rx) = g.channel::<u64>("numbers").capacity(1 << 16).build();
+    let done = Arc::new(AtomicBool::new(false));
+    let generated = done.clone();
     g.actor("generator")
         .writes(&tx)
-        .run(move |ctx| generate(ctx, tx.clone(), n));
+        .run(move |ctx| generate(ctx, tx.clone(), n, generated.clone()));
+    heartbeat::add_sender(&mut g, pod, channel, done);
     let stream = Stream::new(channel, STREAM_ID);
     let ep = publish(
         &mut g,
@@ -60,7 +84,12 @@ pub fn run_publisher(pod: &Pod, channel: &str, n: u64) -> Result<String, String>
     ))
 }
 
-async fn generate(_ctx: ActorContext, out: TxHandle<u64>, n: u64) -> Result<(), PortError> {
+async fn generate(
+    _ctx: ActorContext,
+    out: TxHandle<u64>,
+    n: u64,
+    done: Arc<AtomicBool>,
+) -> Result<(), PortError> {
     let mut tx = out.lock()?;
     let mut next = 1u64;
     let mut batch = [0u64; 4096];
@@ -73,12 +102,13 @@ async fn generate(_ctx: ActorContext, out: TxHandle<u64>, n: u64) -> Result<(), 
         next += len as u64;
     }
     tx.mark_closed();
+    done.store(true, Ordering::Release);
     Ok(())
 }
 
 /// Runs the subscriber pod to the end of the stream; returns its summary.
-pub fn run_subscriber(pod: &Pod, channel: &str) -> Result<String, String> {
-    let rt = spindle::Runtime::new().map_err(|e| e.to_string())?;
+pub fn run_subscriber(pod: &Pod, channel: &str, workers: Option<usize>) -> Result<String, String> {
+    let rt = runtime(workers)?;
     let mut g = Graph::new("subscriber");
     let (num_tx, num_rx) = g.channel::<u64>("numbers").capacity(1 << 16).build();
     let (cls_tx, cls_rx) = g.channel::<u8>("classes").capacity(1 << 16).build();
@@ -96,6 +126,7 @@ pub fn run_subscriber(pod: &Pod, channel: &str) -> Result<String, String> {
         .reads(&num_rx)
         .writes(&cls_tx)
         .run(move |_| work(num_rx.clone(), cls_tx.clone()));
+    let latencies = heartbeat::add_receiver(&mut g, pod, channel);
     let logged = ActorState::new(Logged::default());
     let l = logged.clone();
     g.actor("logger")
@@ -115,9 +146,10 @@ pub fn run_subscriber(pod: &Pod, channel: &str) -> Result<String, String> {
         seconds: secs,
     } = logged.take().unwrap_or_default();
     Ok(format!(
-        "POD role=subscribe messages={} V={v} F={f} B={b} FB={fb} missed={} seconds={secs:.3}",
+        "POD role=subscribe messages={} V={v} F={f} B={b} FB={fb} missed={} seconds={secs:.3} {}",
         ep.messages(),
-        ep.missed()
+        ep.missed(),
+        latencies.take().unwrap_or_default().fields()
     ))
 }
 
