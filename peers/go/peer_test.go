@@ -139,8 +139,8 @@ func TestEveryRowAtTinySize(t *testing.T) {
 			t.Errorf("%s size %d: %v", name, n, err)
 		}
 	}
-	if len(workloads) != 46 {
-		t.Errorf("%d workloads, the catalogue has 46", len(workloads))
+	if len(workloads) != 48 {
+		t.Errorf("%d workloads, the catalogue has 48", len(workloads))
 	}
 	if _, err := run("nonesuch", 1, 1); err == nil {
 		t.Error("unknown workload accepted")

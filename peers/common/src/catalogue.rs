@@ -34,6 +34,8 @@ pub const WORKLOADS: &[&str] = &[
     "sleep_1m",
     "fizzbuzz_pipeline",
     "fizzbuzz_pipeline_zc",
+    "fizzbuzz_distributed_ipc",
+    "fizzbuzz_distributed_udp",
     "fork_inline",
     "fork_pool",
     "skynet_fork",
@@ -51,6 +53,14 @@ pub const WORKLOADS: &[&str] = &[
     "watch_fanout",
     "joinset_drain",
 ];
+
+/// The rows that cross two processes over Aeron, and the one peer that
+/// runs them (on `spindle-actor-aeron`); every other peer lists them as
+/// unsupported with [`NO_AERON_PODS`].
+pub const AERON_ROWS: &[&str] = &["fizzbuzz_distributed_ipc", "fizzbuzz_distributed_udp"];
+pub const AERON_PEER: &str = "spindle-aeron";
+pub const NO_AERON_PODS: &str = "the suite has Aeron pods for spindle-actor only \
+     (peer spindle-aeron): this runtime has none here yet";
 
 /// skynet: children per node.
 pub const SKYNET_FANOUT: u64 = 10;
@@ -202,6 +212,7 @@ pub fn expected(workload: &str, n: u64, workers: usize) -> Option<String> {
         "blocking_pressure" => (blockers(workers) as u64 * n) as u128,
         "watch_fanout" => WATCHERS as u128 * n as u128,
         "fizzbuzz_pipeline" | "fizzbuzz_pipeline_zc" => return Some(fizzbuzz_expected(n)),
+        w if AERON_ROWS.contains(&w) => return Some(fizzbuzz_expected(n)),
         w if pipeline_shape(w).is_some() => {
             let (_, d) = pipeline_shape(w)?;
             n as u128 * d as u128
@@ -242,6 +253,7 @@ pub fn tiny_size(workload: &str) -> u64 {
         "blocking_pressure" => 3,
         "spawn_nursery" => 2_500,
         "fizzbuzz_pipeline" | "fizzbuzz_pipeline_zc" => (1 << 12) + 7,
+        w if AERON_ROWS.contains(&w) => (1 << 16) + 7,
         "chan_single" | "chan_buffered" => 10_000,
         "watch_fanout" => 200,
         w if pipeline_shape(w).is_some() => 170,

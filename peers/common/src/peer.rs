@@ -41,13 +41,19 @@ impl Measured {
 pub type Support = Result<(), &'static str>;
 
 /// Runs a peer's command line. `support` says which rows the peer expresses
-/// (asked for every catalogue name); `run` runs one of them. `ops` and the
-/// catalogue's extras (payload bytes) are added here from the catalogue.
+/// (asked for every catalogue name; the Aeron rows are unsupported here for
+/// every peer but [`catalogue::AERON_PEER`]); `run` runs one of them. `ops`
+/// and the catalogue's extras (payload bytes) are added here from the
+/// catalogue.
 pub fn run_main(
     peer: &str,
     support: impl Fn(&str) -> Support,
     run: impl FnOnce(&Request) -> Measured,
 ) {
+    let support = |w: &str| match catalogue::AERON_ROWS.contains(&w) {
+        true if peer != catalogue::AERON_PEER => Err(catalogue::NO_AERON_PODS),
+        _ => support(w),
+    };
     match parse_args() {
         Command::List => {
             for w in WORKLOADS {

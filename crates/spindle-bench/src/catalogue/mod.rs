@@ -25,6 +25,8 @@ use row::{concat, skip_parking_threads, skip_std};
 
 pub(super) const NONE: &[SeedFigure] = &[];
 pub(super) const NO_KEYS: &[&str] = &[];
+/// The Aeron rows' heartbeat latency under the numbers' load.
+const AERON_KEYS: &[&str] = &["hb_p50_us", "hb_p99_us"];
 
 /// The whole catalogue, in the order of `docs/bench-catalogue.md`.
 pub static CATALOGUE: &[Workload] = &concat::<
@@ -34,7 +36,7 @@ pub static CATALOGUE: &[Workload] = &concat::<
 >(CORE, sync::ROWS);
 
 /// The rows up to the pipelines: tasks, channels, timers, fork–join.
-const CORE: [Workload; 39] = [
+const CORE: [Workload; 41] = [
     w!(
         "skynet",
         "concurrency",
@@ -461,6 +463,30 @@ const CORE: [Workload; 39] = [
             150e6,
             "150–300M messages/sec (low end)"
         )]
+    ),
+    w!(
+        "fizzbuzz_distributed_ipc",
+        "actor",
+        "the FizzBuzz pipeline split in two processes over Aeron IPC: generator → publish | subscribe → worker → logger",
+        67_108_864,
+        4_194_304,
+        65_536,
+        e_fizzbuzz,
+        "messages",
+        AERON_KEYS,
+        NONE
+    ),
+    w!(
+        "fizzbuzz_distributed_udp",
+        "actor",
+        "the FizzBuzz pipeline split in two processes over Aeron UDP on 127.0.0.1",
+        67_108_864,
+        4_194_304,
+        65_536,
+        e_fizzbuzz,
+        "messages",
+        AERON_KEYS,
+        NONE
     ),
     w!(
         "fork_inline",
