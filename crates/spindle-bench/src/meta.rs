@@ -54,6 +54,7 @@ pub const PEER_CRATES: &[&str] = &[
     "async-executor",
     "may",
     "steady_state",
+    "rusteron-client",
 ];
 
 /// The versions of [`PEER_CRATES`] in the root `Cargo.lock` and, for the

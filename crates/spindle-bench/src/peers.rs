@@ -86,6 +86,11 @@ pub const RUST_PEERS: &[RustPeer] = &[
         package: "spindle-peer-kanal",
         bin: "peer-kanal",
     },
+    RustPeer {
+        name: "spindle-aeron",
+        package: "spindle-peer-spindle-aeron",
+        bin: "peer-spindle-aeron",
+    },
 ];
 
 /// A Rust peer in a workspace of its own, because its dependency tree is
@@ -110,10 +115,17 @@ pub const OWN_WORKSPACE_PEERS: &[OwnWorkspacePeer] = &[OwnWorkspacePeer {
 
 /// Peers `--peer all` leaves out of the quick and tiny profiles, and why:
 /// the full profile, or naming them, runs them.
-pub const FULL_PROFILE_ONLY: &[(&str, &str)] = &[(
-    "steady_state",
-    "its own workspace of about 240 crates takes minutes to build, past the quick run's budget",
-)];
+pub const FULL_PROFILE_ONLY: &[(&str, &str)] = &[
+    (
+        "steady_state",
+        "its own workspace of about 240 crates takes minutes to build, past the quick run's budget",
+    ),
+    (
+        "spindle-aeron",
+        "it builds Aeron's C client and media driver from source (CMake >= 3.30, libclang: \
+         scripts/aeron-deps installs them), minutes on a fresh machine",
+    ),
+];
 
 /// Every built-in peer, in report order.
 pub const KNOWN: &[&str] = &[
@@ -128,6 +140,7 @@ pub const KNOWN: &[&str] = &[
     "crossbeam",
     "flume",
     "kanal",
+    "spindle-aeron",
 ];
 
 /// A peer ready to run.

@@ -146,7 +146,7 @@ pub fn run_subscriber(pod: &Pod, channel: &str, workers: Option<usize>) -> Resul
         seconds: secs,
     } = logged.take().unwrap_or_default();
     Ok(format!(
-        "POD role=subscribe messages={} V={v} F={f} B={b} FB={fb} missed={} seconds={secs:.3} {}",
+        "POD role=subscribe messages={} V={v} F={f} B={b} FB={fb} missed={} seconds={secs:.6} {}",
         ep.messages(),
         ep.missed(),
         latencies.take().unwrap_or_default().fields()

@@ -13,6 +13,7 @@ use super::html::esc;
 pub(super) fn color(peer: &str) -> &'static str {
     match peer {
         "spindle" => "#d62728",
+        "spindle-aeron" => "#ff9896",
         "go" => "#1f77b4",
         "tokio" => "#9467bd",
         "std" => "#8c564b",
