@@ -2,8 +2,9 @@
 //!
 //! It runs the Aeron rows only (`fizzbuzz_distributed_ipc`, `_udp`): the
 //! FizzBuzz pipeline split into a publisher pod (`generator → publish`)
-//! and a subscriber pod (`subscribe → worker → logger`), with a heartbeat
-//! stream beside the numbers for latency under load. The pods are the
+//! and a subscriber pod (`subscribe → worker → logger`). The udp row adds
+//! the heartbeat stream beside the numbers, for latency under that load;
+//! the ipc row measures the numbers alone. The pods are the
 //! ones `spindle-actor-aeron`'s `distributed` example runs, compiled in
 //! from its files (one copy of them): this binary starts itself twice with
 //! `--role publish|subscribe`, as the example does.

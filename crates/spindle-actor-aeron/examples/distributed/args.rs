@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 pub const USAGE: &str = "\
-usage: distributed [--transport ipc|udp] [--messages N] [--workers W]
+usage: distributed [--transport ipc|udp] [--messages N] [--workers W] [--heartbeat]
        distributed --role publish|subscribe --channel URI [--messages N] [--workers W]
-                   [--aeron-dir DIR]
+                   [--heartbeat] [--aeron-dir DIR]
 
 With no --role: starts a subscriber pod and a publisher pod as two processes
 (on 127.0.0.1 for udp), runs FizzBuzz across them, prints both pods' totals
@@ -13,7 +13,9 @@ and messages per second, and exits 0 only when the totals match.
 With --role: runs that one pod (two machines: the same --channel on both,
 an aeron:udp endpoint on the subscriber's host). Without --aeron-dir a pod
 embeds its own media driver. --workers sets each pod's runtime workers
-(default: one per core).";
+(default: one per core). --heartbeat adds a second stream on the channel,
+a timestamp a millisecond, and reports its latency under the numbers' load
+(both pods need it).";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Role {
@@ -35,6 +37,8 @@ pub struct Args {
     pub messages: u64,
     /// Each pod's runtime workers; `None` for one per core.
     pub workers: Option<usize>,
+    /// Whether the heartbeat stream runs beside the numbers.
+    pub heartbeat: bool,
     pub channel: Option<String>,
     pub aeron_dir: Option<PathBuf>,
 }
@@ -46,6 +50,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
         role: Role::Publish,
         messages: 10_000_000,
         workers: None,
+        heartbeat: false,
         channel: None,
         aeron_dir: None,
     };
@@ -79,6 +84,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
                     v => return Err(format!("`--role {v}`: expected publish or subscribe")),
                 })
             }
+            "--heartbeat" => out.heartbeat = true,
             "--channel" => out.channel = Some(value()?.clone()),
             "--aeron-dir" => out.aeron_dir = Some(PathBuf::from(value()?)),
             other => return Err(format!("unknown argument `{other}`")),

@@ -10,7 +10,7 @@
 
 use spindle_actor::{ActorState, Graph, PortError, RxHandle, TxHandle};
 use spindle_actor_aeron::{
-    publish, subscribe, Idle, PlainCodec, Pod, PublishOptions, Stream, SubscribeOptions,
+    publish, subscribe, Endpoint, Idle, PlainCodec, Pod, PublishOptions, Stream, SubscribeOptions,
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -24,14 +24,19 @@ const PERIOD: Duration = Duration::from_millis(1);
 /// nothing comes: a heartbeat waits at most about this long to be polled.
 const MAX_PARK: Duration = Duration::from_micros(20);
 
-/// Adds `heartbeat → heartbeat-to-aeron` to the publisher's graph; the
-/// heartbeats stop once `done` is set.
-pub fn add_sender(g: &mut Graph, pod: &Pod, channel: &str, done: Arc<AtomicBool>) {
+/// Adds `heartbeat → heartbeat-to-aeron` to the publisher's graph. A
+/// heartbeat is sent only while both it and `numbers` are connected to
+/// the subscriber (the time before is set-up, not load); they stop once
+/// `done` is set.
+pub fn add_sender(
+    g: &mut Graph,
+    pod: &Pod,
+    channel: &str,
+    numbers: Arc<Endpoint>,
+    done: Arc<AtomicBool>,
+) {
     let (tx, rx) = g.channel::<u64>("heartbeats").capacity(64).build();
-    g.actor("heartbeat")
-        .writes(&tx)
-        .run(move |_| beat(tx.clone(), done.clone()));
-    publish(
+    let own = publish(
         g,
         "heartbeat-to-aeron",
         &rx,
@@ -40,13 +45,24 @@ pub fn add_sender(g: &mut Graph, pod: &Pod, channel: &str, done: Arc<AtomicBool>
         PlainCodec::<u64>::new(),
         PublishOptions::default(),
     );
+    let connected = move || own.is_connected() && numbers.is_connected();
+    g.actor("heartbeat")
+        .writes(&tx)
+        .run(move |_| beat(tx.clone(), connected.clone(), done.clone()));
 }
 
-async fn beat(output: TxHandle<u64>, done: Arc<AtomicBool>) -> Result<(), PortError> {
+async fn beat(
+    output: TxHandle<u64>,
+    connected: impl Fn() -> bool,
+    done: Arc<AtomicBool>,
+) -> Result<(), PortError> {
     let mut tx = output.lock()?;
     let mut tick = spindle::time::interval(PERIOD);
     while !done.load(Ordering::Acquire) {
         tick.tick().await;
+        if !connected() {
+            continue;
+        }
         if tx.send(now_ns()).await.is_err() {
             break; // the publisher is gone: the graph is stopping
         }

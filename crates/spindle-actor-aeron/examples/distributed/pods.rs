@@ -4,6 +4,7 @@
 //! channel, the heartbeat stream measures latency under their load
 //! (`heartbeat.rs`).
 
+use crate::args::Args;
 use crate::heartbeat;
 use spindle_actor::{ActorContext, ActorState, Graph, PortError, RxHandle, TxHandle};
 use spindle_actor_aeron::{
@@ -42,13 +43,8 @@ fn runtime(workers: Option<usize>) -> Result<spindle::Runtime, String> {
 }
 
 /// Runs the publisher pod to its end; returns its summary line.
-pub fn run_publisher(
-    pod: &Pod,
-    channel: &str,
-    n: u64,
-    workers: Option<usize>,
-) -> Result<String, String> {
-    let rt = runtime(workers)?;
+pub fn run_publisher(pod: &Pod, channel: &str, a: &Args) -> Result<String, String> {
+    let (rt, n) = (runtime(a.workers)?, a.messages);
     let mut g = Graph::new("publisher");
     let (tx, rx) = g.channel::<u64>("numbers").capacity(1 << 16).build();
     let done = Arc::new(AtomicBool::new(false));
@@ -56,7 +52,6 @@ pub fn run_publisher(
     g.actor("generator")
         .writes(&tx)
         .run(move |ctx| generate(ctx, tx.clone(), n, generated.clone()));
-    heartbeat::add_sender(&mut g, pod, channel, done);
     let stream = Stream::new(channel, STREAM_ID);
     let ep = publish(
         &mut g,
@@ -67,6 +62,9 @@ pub fn run_publisher(
         PlainCodec::<u64>::new(),
         PublishOptions::default(),
     );
+    if a.heartbeat {
+        heartbeat::add_sender(&mut g, pod, channel, ep.clone(), done);
+    }
     let start = Instant::now();
     let report = g
         .start(rt.handle())
@@ -107,8 +105,8 @@ async fn generate(
 }
 
 /// Runs the subscriber pod to the end of the stream; returns its summary.
-pub fn run_subscriber(pod: &Pod, channel: &str, workers: Option<usize>) -> Result<String, String> {
-    let rt = runtime(workers)?;
+pub fn run_subscriber(pod: &Pod, channel: &str, a: &Args) -> Result<String, String> {
+    let rt = runtime(a.workers)?;
     let mut g = Graph::new("subscriber");
     let (num_tx, num_rx) = g.channel::<u64>("numbers").capacity(1 << 16).build();
     let (cls_tx, cls_rx) = g.channel::<u8>("classes").capacity(1 << 16).build();
@@ -126,7 +124,9 @@ pub fn run_subscriber(pod: &Pod, channel: &str, workers: Option<usize>) -> Resul
         .reads(&num_rx)
         .writes(&cls_tx)
         .run(move |_| work(num_rx.clone(), cls_tx.clone()));
-    let latencies = heartbeat::add_receiver(&mut g, pod, channel);
+    let latencies = a
+        .heartbeat
+        .then(|| heartbeat::add_receiver(&mut g, pod, channel));
     let logged = ActorState::new(Logged::default());
     let l = logged.clone();
     g.actor("logger")
@@ -149,7 +149,7 @@ pub fn run_subscriber(pod: &Pod, channel: &str, workers: Option<usize>) -> Resul
         "POD role=subscribe messages={} V={v} F={f} B={b} FB={fb} missed={} seconds={secs:.6} {}",
         ep.messages(),
         ep.missed(),
-        latencies.take().unwrap_or_default().fields()
+        latencies.map_or(String::new(), |l| l.take().unwrap_or_default().fields())
     ))
 }
 
