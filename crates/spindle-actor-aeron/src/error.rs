@@ -39,6 +39,15 @@ pub enum AeronError {
         expected_tag: u64,
         got_tag: u64,
     },
+    /// Frames from a second publisher (another Aeron session) on a stream
+    /// this subscriber reads from one: the stream id is in use by another
+    /// publication, or the publishing process restarted.
+    SecondPublisher {
+        channel: String,
+        stream_id: i32,
+        session: i32,
+        other_session: i32,
+    },
     /// Bytes on the stream that are not a frame of ours.
     Frame {
         channel: String,
@@ -91,6 +100,18 @@ impl fmt::Display for AeronError {
                      pods disagree on the message type or its encoding"
                 )
             }
+            AeronError::SecondPublisher {
+                channel,
+                stream_id,
+                session,
+                other_session,
+            } => write!(
+                f,
+                "aeron: {channel} stream {stream_id}: frames from a second publisher (session \
+                 {other_session}) beside the one this subscriber reads (session {session}): \
+                 is the stream id in use by another publication, or did the publishing \
+                 process restart? A stream has one publisher"
+            ),
             AeronError::Frame {
                 channel,
                 stream_id,

@@ -11,6 +11,10 @@
 //!   silently; the end-of-stream frame's total is checked the same way;
 //! - a frame with another type tag, or one that does not parse, stops the
 //!   actor with an error naming the stream, and nothing of it is delivered;
+//! - a stream has one publisher: the subscriber follows the first Aeron
+//!   session it reads (across its restarts), and a frame from another
+//!   session (a second publication on the stream id, or a restarted
+//!   publishing process) stops it the same way;
 //! - the end-of-stream frame closes the downstream channel; the publisher
 //!   going away before it is an error naming the stream and sequence.
 
@@ -70,8 +74,11 @@ where
 {
     let endpoint = Endpoint::added_to(graph, name, Direction::Subscribe, &stream);
     let (output, pod, codec) = (output.clone(), pod.clone(), Arc::new(codec));
-    // The next sequence expected survives restarts.
-    let next = ActorState::new(options.resume_from);
+    // Where the stream was read up to survives restarts.
+    let next = ActorState::new(Cursor {
+        next: options.resume_from,
+        session: None,
+    });
     let ep = endpoint.clone();
     graph
         .actor(name)
@@ -88,6 +95,15 @@ where
             async move { job.run(ctx, output, pod, next).await }
         });
     endpoint
+}
+
+/// How far the stream has been read, and from which publisher.
+#[derive(Default)]
+struct Cursor {
+    /// The next sequence number expected.
+    next: u64,
+    /// The Aeron session of the publisher read so far.
+    session: Option<i32>,
 }
 
 /// One run of the actor.
@@ -111,7 +127,7 @@ impl<C> Job<C> {
         ctx: ActorContext,
         output: TxHandle<T>,
         pod: Pod,
-        next: ActorState<u64>,
+        next: ActorState<Cursor>,
     ) -> Result<(), spindle_actor::ActorError>
     where
         T: Send + 'static,
@@ -182,7 +198,7 @@ impl<C> Job<C> {
                     channel: self.stream.channel.clone(),
                     stream_id: self.stream.stream_id,
                     role: "publisher",
-                    at_sequence: *next.lock(),
+                    at_sequence: next.lock().next,
                 }
                 .into());
             }
@@ -212,19 +228,20 @@ impl<C> Job<C> {
         &self,
         s: &AeronSubscription,
         items: &mut Vec<T>,
-        next: &ActorState<u64>,
+        next: &ActorState<Cursor>,
     ) -> Result<Polled, AeronError>
     where
         C: Codec<T>,
     {
         let mut polled = Polled::default();
-        let mut next = next.lock();
+        let mut cursor = next.lock();
         s.poll_fn(
-            |bytes, _header| {
+            |bytes, header| {
                 if polled.ended || polled.error.is_some() {
                     return; // the rest of this poll is not delivered
                 }
-                if let Err(e) = self.take_frame(bytes, items, &mut next, &mut polled) {
+                let from = header.session_id();
+                if let Err(e) = self.take_frame(bytes, from, items, &mut cursor, &mut polled) {
                     polled.error = Some(e);
                 }
             },
@@ -238,12 +255,13 @@ impl<C> Job<C> {
         Ok(polled)
     }
 
-    /// Checks one frame and appends its messages.
+    /// Checks one frame (from Aeron session `from`) and appends its messages.
     fn take_frame<T>(
         &self,
         bytes: &[u8],
+        from: Option<i32>,
         items: &mut Vec<T>,
-        next: &mut u64,
+        cursor: &mut Cursor,
         polled: &mut Polled,
     ) -> Result<(), AeronError>
     where
@@ -254,6 +272,18 @@ impl<C> Job<C> {
             stream_id: self.stream.stream_id,
             reason,
         };
+        match (cursor.session, from) {
+            (Some(session), Some(other)) if other != session => {
+                return Err(AeronError::SecondPublisher {
+                    channel: self.stream.channel.clone(),
+                    stream_id: self.stream.stream_id,
+                    session,
+                    other_session: other,
+                })
+            }
+            (None, Some(first)) => cursor.session = Some(first),
+            _ => {}
+        }
         let f = frame::parse(bytes).map_err(|e| bad(e.0))?;
         let tag = self.codec.tag();
         if f.tag != tag.hash {
@@ -265,7 +295,7 @@ impl<C> Job<C> {
                 got_tag: f.tag,
             });
         }
-        let expected = *next;
+        let expected = cursor.next;
         if f.sequence > expected {
             self.missed(expected, f.sequence);
         } else if f.sequence < expected {
@@ -285,7 +315,7 @@ impl<C> Job<C> {
                 self.endpoint.add_frame(u64::from(f.count));
             }
         }
-        *next = f.sequence + u64::from(f.count);
+        cursor.next = f.sequence + u64::from(f.count);
         Ok(())
     }
 

@@ -1,7 +1,8 @@
 //! What goes wrong across pods, and how each failure reads: a type
 //! mismatch, a subscriber that dies and another that takes over (the gap
-//! reported exactly), a channel Aeron refuses, a peer that never appears,
-//! a driver directory that cannot be written.
+//! reported exactly), a second publisher on a stream (a stream id in use),
+//! a channel Aeron refuses, a peer that never appears, a driver directory
+//! that cannot be written.
 
 mod common;
 
@@ -108,6 +109,45 @@ fn a_subscriber_that_dies_is_reported_and_its_successor_names_the_gap() {
         n,
         "the publisher sent every message once"
     );
+}
+
+#[test]
+fn a_second_publisher_on_the_stream_stops_the_subscriber_naming_both() {
+    let pod = Pod::connect(DriverMode::Embedded).unwrap();
+    let rt = spindle::Runtime::new().unwrap();
+    let stream = Stream::new("aeron:ipc?term-length=65536", 2003);
+    let n = 1_000_000;
+    let (first, _) = publisher(&pod, stream.clone(), n, PublishOptions::default());
+    let (second, _) = publisher(&pod, stream.clone(), n, PublishOptions::default());
+    let (first, second) = (
+        first.start(rt.handle()).unwrap(),
+        second.start(rt.handle()).unwrap(),
+    );
+    let (sub_graph, seen, _) = subscriber::<u64>(&pod, stream, None, SubscribeOptions::default());
+    let report = sub_graph
+        .start(rt.handle())
+        .unwrap()
+        .block_until_stopped(Duration::from_secs(30));
+    let why = report
+        .actor("from-aeron")
+        .unwrap()
+        .last_failure
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        why.contains("aeron:ipc?term-length=65536 stream 2003"),
+        "{why}"
+    );
+    assert!(why.contains("a second publisher (session "), "{why}");
+    let seen = seen.take().unwrap();
+    assert!(
+        seen.in_order && seen.count < 2 * n,
+        "only the first publisher's messages, in order: {seen:?}"
+    );
+    for p in [first, second] {
+        p.request_shutdown();
+        p.block_until_stopped(Duration::from_secs(30));
+    }
 }
 
 #[test]
