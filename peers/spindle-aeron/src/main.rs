@@ -50,8 +50,16 @@ fn run(req: &Request) -> Measured {
         "fizzbuzz_distributed_udp" => args::Transport::Udp,
         _ => args::Transport::Ipc,
     };
-    let outcome =
-        launch::launch(transport, req.size, Some(req.workers)).unwrap_or_else(|e| fail(&e));
+    let plan = args::Args {
+        role: args::Role::Launch { transport },
+        messages: req.size,
+        workers: Some(req.workers),
+        heartbeat: transport == args::Transport::Udp,
+        telemetry: None,
+        channel: None,
+        aeron_dir: None,
+    };
+    let outcome = launch::launch(transport, &plan).unwrap_or_else(|e| fail(&e));
     let sub = &outcome.subscriber;
     let field = |k: &str| sub.field(k).unwrap_or_else(|e| fail(&e));
     let [v, f, b, fb] = sub.counts().unwrap_or_else(|e| fail(&e));

@@ -1,11 +1,13 @@
 //! The example's command line: the one-command launcher, or one pod.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 pub const USAGE: &str = "\
 usage: distributed [--transport ipc|udp] [--messages N] [--workers W] [--heartbeat]
+                   [--telemetry ADDR]
        distributed --role publish|subscribe --channel URI [--messages N] [--workers W]
-                   [--heartbeat] [--aeron-dir DIR]
+                   [--heartbeat] [--telemetry ADDR] [--aeron-dir DIR]
 
 With no --role: starts a subscriber pod and a publisher pod as two processes
 (on 127.0.0.1 for udp), runs FizzBuzz across them, prints both pods' totals
@@ -15,7 +17,9 @@ an aeron:udp endpoint on the subscriber's host). Without --aeron-dir a pod
 embeds its own media driver. --workers sets each pod's runtime workers
 (default: one per core). --heartbeat adds a second stream on the channel,
 a timestamp a millisecond, and reports its latency under the numbers' load
-(both pods need it).";
+(both pods need it). --telemetry serves a pod's telemetry page and /metrics
+on ADDR (loopback, e.g. 127.0.0.1:9900); the launcher gives the publisher
+ADDR and the subscriber the next port.";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Role {
@@ -39,6 +43,8 @@ pub struct Args {
     pub workers: Option<usize>,
     /// Whether the heartbeat stream runs beside the numbers.
     pub heartbeat: bool,
+    /// Where this pod (for the launcher: the publisher) serves telemetry.
+    pub telemetry: Option<SocketAddr>,
     pub channel: Option<String>,
     pub aeron_dir: Option<PathBuf>,
 }
@@ -51,6 +57,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
         messages: 10_000_000,
         workers: None,
         heartbeat: false,
+        telemetry: None,
         channel: None,
         aeron_dir: None,
     };
@@ -85,6 +92,12 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
                 })
             }
             "--heartbeat" => out.heartbeat = true,
+            "--telemetry" => {
+                let v = value()?;
+                out.telemetry = Some(v.parse().map_err(|_| {
+                    format!("`--telemetry {v}`: expected an address such as 127.0.0.1:9900")
+                })?);
+            }
             "--channel" => out.channel = Some(value()?.clone()),
             "--aeron-dir" => out.aeron_dir = Some(PathBuf::from(value()?)),
             other => return Err(format!("unknown argument `{other}`")),

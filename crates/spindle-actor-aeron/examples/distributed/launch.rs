@@ -5,6 +5,7 @@
 use crate::args::{self, Args, Role, Transport};
 use crate::pods::{self, Counts};
 use spindle_actor_aeron::{DriverMode, Pod};
+use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 
 /// Aeron's largest MTU: a frame of up to 64 KiB, about 8,000 numbers, is
@@ -136,6 +137,17 @@ pub fn launch(transport: Transport, a: &Args) -> Result<Outcome, String> {
         }
         if a.heartbeat {
             v.push("--heartbeat".into());
+        }
+        if let Some(addr) = a.telemetry {
+            // The subscriber serves on the next port (port 0: any free one).
+            let port = match (role, addr.port()) {
+                ("subscribe", p) if p != 0 => p.wrapping_add(1),
+                (_, p) => p,
+            };
+            v.extend([
+                "--telemetry".into(),
+                SocketAddr::new(addr.ip(), port).to_string(),
+            ]);
         }
         if let Some(p) = &shared {
             v.extend(["--aeron-dir".into(), p.dir().to_string()]);

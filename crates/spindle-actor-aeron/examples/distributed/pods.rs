@@ -42,6 +42,27 @@ fn runtime(workers: Option<usize>) -> Result<spindle::Runtime, String> {
         .map_err(|e| format!("cannot start the runtime: {e}"))
 }
 
+/// Starts the `role` pod's graph (serving telemetry when asked) and runs
+/// it until it stops; Ok when it stopped cleanly.
+fn run_to_stop(mut g: Graph, rt: &spindle::Runtime, role: &str, a: &Args) -> Result<(), String> {
+    if let Some(addr) = &a.telemetry {
+        g.telemetry(addr.to_string());
+    }
+    let running = g.start(rt.handle()).map_err(|e| e.to_string())?;
+    if let Some(addr) = running.telemetry_addr() {
+        // One write, so that the two pods' lines do not interleave.
+        let line =
+            format!("{role} pod: telemetry on http://{addr}/ (metrics: http://{addr}/metrics)\n");
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+    }
+    let report = running.block_until_stopped(Duration::from_secs(600));
+    if report.is_clean() {
+        Ok(())
+    } else {
+        Err(format!("the {role} pod did not stop cleanly:\n{report}"))
+    }
+}
+
 /// Runs the publisher pod to its end; returns its summary line.
 pub fn run_publisher(pod: &Pod, channel: &str, a: &Args) -> Result<String, String> {
     let (rt, n) = (runtime(a.workers)?, a.messages);
@@ -66,14 +87,8 @@ pub fn run_publisher(pod: &Pod, channel: &str, a: &Args) -> Result<String, Strin
         heartbeat::add_sender(&mut g, pod, channel, ep.clone(), done);
     }
     let start = Instant::now();
-    let report = g
-        .start(rt.handle())
-        .map_err(|e| e.to_string())?
-        .block_until_stopped(Duration::from_secs(600));
+    run_to_stop(g, &rt, "publisher", a)?;
     let secs = start.elapsed().as_secs_f64();
-    if !report.is_clean() {
-        return Err(format!("the publisher pod did not stop cleanly:\n{report}"));
-    }
     Ok(format!(
         "POD role=publish messages={} frames={} back_pressure={} seconds={secs:.3}",
         ep.messages(),
@@ -132,15 +147,7 @@ pub fn run_subscriber(pod: &Pod, channel: &str, a: &Args) -> Result<String, Stri
     g.actor("logger")
         .reads(&cls_rx)
         .run(move |_| log(cls_rx.clone(), l.clone()));
-    let report = g
-        .start(rt.handle())
-        .map_err(|e| e.to_string())?
-        .block_until_stopped(Duration::from_secs(600));
-    if !report.is_clean() {
-        return Err(format!(
-            "the subscriber pod did not stop cleanly:\n{report}"
-        ));
-    }
+    run_to_stop(g, &rt, "subscriber", a)?;
     let Logged {
         counts: [v, f, b, fb],
         seconds: secs,
