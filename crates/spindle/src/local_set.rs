@@ -164,8 +164,9 @@ impl Inner {
         let join = Rc::new(RefCell::new(JoinState::Running(None)));
         let slot = join.clone();
         let future = crate::task::span::instrument(future);
+        let id = local_id(&join);
         let task: LocalTask = Box::pin(async move {
-            let out = CatchUnwind { future }.await;
+            let out = PollAsTask { id, future }.await;
             slot.borrow_mut().finish(out.map_err(JoinError::panic));
         });
         let index = match self.free.borrow_mut().pop() {
@@ -318,6 +319,14 @@ pub struct LocalJoinHandle<T> {
     join: Rc<RefCell<JoinState<T>>>,
 }
 
+impl<T> LocalJoinHandle<T> {
+    /// The local task's id (what [`task::id`](crate::task::id) returns
+    /// inside it).
+    pub fn id(&self) -> crate::task::Id {
+        crate::task::Id::from_addr(local_id(&self.join))
+    }
+}
+
 impl<T> Future for LocalJoinHandle<T> {
     type Output = Result<T, JoinError>;
 
@@ -356,17 +365,26 @@ impl std::fmt::Debug for LocalSet {
     }
 }
 
-/// Runs a future, catching a panic of its poll as `Err`.
-struct CatchUnwind<F> {
+/// A local task's id: the address of its join state, which lives as long
+/// as the task or its handle (so no task alive at the same time has it).
+fn local_id<T>(join: &Rc<RefCell<JoinState<T>>>) -> usize {
+    Rc::as_ptr(join) as usize
+}
+
+/// Polls a local task's future as a task: with its id current
+/// (`task::id`), and a panic of its poll caught as `Err`.
+struct PollAsTask<F> {
+    id: usize,
     future: F,
 }
 
-impl<F: Future> Future for CatchUnwind<F> {
+impl<F: Future> Future for PollAsTask<F> {
     type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let _polling = crate::task::id::Polling::enter(self.id);
         // SAFETY: `future` is structurally pinned: never moved out of the
-        // pinned `CatchUnwind`.
+        // pinned `PollAsTask`.
         let future = unsafe { self.map_unchecked_mut(|c| &mut c.future) };
         match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
             Ok(Poll::Pending) => Poll::Pending,

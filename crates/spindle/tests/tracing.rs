@@ -33,9 +33,9 @@ fn tasks_run_in_spans_and_reports_are_events() {
     let rt = spindle::Runtime::new().unwrap();
     let spawn_line = rt.block_on(async {
         let spawn_line = line!() + 1;
-        spindle::spawn(async { tracing::info!("inside a task") })
-            .await
-            .unwrap();
+        let task = spindle::spawn(async { tracing::info!("inside a task") });
+        let id = task.id();
+        task.await.unwrap();
         spindle::report::warn(spindle::report::Kind::Telemetry, format_args!("a report"));
         let named_line = line!() + 3;
         spindle::task::Builder::new()
@@ -43,15 +43,18 @@ fn tasks_run_in_spans_and_reports_are_events() {
             .spawn(async { tracing::info!("inside a named task") })
             .await
             .unwrap();
-        (spawn_line, named_line)
+        (spawn_line, named_line, id)
     });
-    let (spawn_line, named_line) = spawn_line;
+    let (spawn_line, named_line, id) = spawn_line;
     let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
     let event = text
         .lines()
         .find(|l| l.contains("inside a task"))
         .unwrap_or_else(|| panic!("no task event in:\n{text}"));
-    assert!(event.contains("task{task.id="), "{event}");
+    assert!(
+        event.contains(&format!("task.id={id}")),
+        "the span's id is the task's: {event}"
+    );
     let site = format!("spawn.location=crates/spindle/tests/tracing.rs:{spawn_line}:");
     assert!(event.contains(&site), "{event}");
     let named = text

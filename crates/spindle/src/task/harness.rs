@@ -167,6 +167,7 @@ impl<F: Future, S: Schedule> Harness<F, S> {
         // The waker borrows the poller's reference: never dropped, only cloned.
         let waker = ManuallyDrop::new(waker::borrowed(self.raw()));
         let mut cx = Context::from_waker(&waker);
+        let _polling = super::id::Polling::enter(self.raw().addr());
         let res = catch_unwind(AssertUnwindSafe(|| {
             self.cell().stage.with_mut(|p| {
                 // SAFETY: the poller owns the stage.

@@ -18,7 +18,8 @@
 //! task's life to a value, or [`crate::scope`] for structured lifetimes.
 
 use super::error::JoinError;
-use super::raw::RawTask;
+use super::id::Id;
+use super::raw::{Header, RawTask};
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -29,8 +30,9 @@ use std::task::{Context, Poll};
 /// drop rule: dropping detaches).
 #[must_use = "dropping a JoinHandle detaches the task; await it, or call `abort`"]
 pub struct JoinHandle<T> {
-    /// `None` once the output was taken: the handle's reference went with it.
-    raw: Option<RawTask>,
+    /// Released once the output was taken: the handle's reference went
+    /// with it.
+    task: Held,
     _output: PhantomData<T>,
 }
 
@@ -44,7 +46,7 @@ impl<T> Unpin for JoinHandle<T> {}
 impl<T> JoinHandle<T> {
     pub(crate) fn new(raw: RawTask) -> JoinHandle<T> {
         JoinHandle {
-            raw: Some(raw),
+            task: Held::new(raw),
             _output: PhantomData,
         }
     }
@@ -54,23 +56,29 @@ impl<T> JoinHandle<T> {
     /// the handle then gives `Err(e)` with `e.is_cancelled()`, unless the task
     /// finished first. Idempotent.
     pub fn abort(&self) {
-        if let Some(raw) = self.raw {
+        if let Some(raw) = self.task.get() {
             raw.cancel();
         }
     }
 
     /// Whether the task has finished (output ready, panicked or cancelled).
     pub fn is_finished(&self) -> bool {
-        self.raw
+        self.task
+            .get()
             .is_none_or(|raw| raw.state().is(super::state::COMPLETE))
+    }
+
+    /// The task's id (what [`task::id`](super::id) returns inside it).
+    pub fn id(&self) -> Id {
+        self.task.id()
     }
 
     /// A handle that can abort the task but not await it.
     pub fn abort_handle(&self) -> AbortHandle {
-        if let Some(raw) = self.raw {
+        if let Some(raw) = self.task.get() {
             raw.ref_inc();
         }
-        AbortHandle { raw: self.raw }
+        AbortHandle { task: self.task }
     }
 
     /// Wraps the handle so that dropping it aborts the task.
@@ -102,7 +110,10 @@ impl<T> JoinHandle<T> {
         cx: &mut Context<'_>,
         inline: Inline,
     ) -> Poll<Result<T, JoinError>> {
-        let raw = self.raw.expect("JoinHandle polled after it returned Ready");
+        let raw = self
+            .task
+            .get()
+            .expect("JoinHandle polled after it returned Ready");
         let progress = std::task::ready!(super::coop::poll_proceed(cx));
         let mut out: Poll<Result<T, JoinError>> = Poll::Pending;
         if !raw.state().is(super::state::COMPLETE) {
@@ -112,7 +123,7 @@ impl<T> JoinHandle<T> {
             // hands the output over and frees the cell.
             // SAFETY: this is the task's handle, and `out` has its output type.
             if unsafe { raw.run_inline_if_next(&mut out as *mut _ as *mut (), inline) } {
-                self.raw = None;
+                self.task.release();
                 progress.made_progress();
                 return out;
             }
@@ -123,7 +134,7 @@ impl<T> JoinHandle<T> {
         if out.is_ready() {
             // The output is taken and the task complete: nothing is left for
             // this handle to do but let go of the cell.
-            self.raw = None;
+            self.task.release();
             raw.drop_ref();
             progress.made_progress();
         }
@@ -176,7 +187,7 @@ impl<T> Future for Fork<T> {
 
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
-        if let Some(raw) = self.raw {
+        if let Some(raw) = self.task.get() {
             raw.drop_join_handle();
         }
     }
@@ -185,7 +196,7 @@ impl<T> Drop for JoinHandle<T> {
 impl<T> fmt::Debug for JoinHandle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("JoinHandle");
-        match self.raw {
+        match self.task.get() {
             Some(raw) => d.field("state", &raw.state()),
             None => d.field("state", &"output taken"),
         }
@@ -193,44 +204,84 @@ impl<T> fmt::Debug for JoinHandle<T> {
     }
 }
 
+/// A handle's task: its pointer, which is also its [`Id`], and whether
+/// the handle still holds a reference to it (a join handle lets go of its
+/// reference when it takes the output, and keeps the pointer for `id`).
+/// The flag is the pointer's bit 0, which a header's alignment leaves
+/// clear, so that a handle stays one word.
+#[derive(Clone, Copy)]
+struct Held(RawTask);
+
+/// `Held`'s flag: the reference was let go.
+const RELEASED: usize = 1;
+const _: () = assert!(std::mem::align_of::<Header>() > RELEASED);
+
+impl Held {
+    fn new(raw: RawTask) -> Held {
+        Held(raw)
+    }
+
+    /// The task, while the handle holds a reference to it.
+    fn get(self) -> Option<RawTask> {
+        (self.0.addr() & RELEASED == 0).then_some(self.0)
+    }
+
+    /// The handle let go of its reference.
+    fn release(&mut self) {
+        self.0 = RawTask(self.0 .0.map_addr(|a| a | RELEASED));
+    }
+
+    fn id(self) -> Id {
+        Id::from_addr(self.0.addr() & !RELEASED)
+    }
+}
+
 /// Aborts a task without owning its output; cheap to keep many of.
 pub struct AbortHandle {
-    /// `None`: made from a handle whose task had finished and been joined.
-    raw: Option<RawTask>,
+    /// Released: made from a handle whose task had finished and been joined.
+    task: Held,
 }
 
 impl AbortHandle {
     /// Wraps a reference the caller took for this handle.
     pub(crate) fn from_raw(raw: RawTask) -> AbortHandle {
-        AbortHandle { raw: Some(raw) }
+        AbortHandle {
+            task: Held::new(raw),
+        }
     }
 
     /// See [`JoinHandle::abort`].
     pub fn abort(&self) {
-        if let Some(raw) = self.raw {
+        if let Some(raw) = self.task.get() {
             raw.cancel();
         }
     }
 
     /// See [`JoinHandle::is_finished`].
     pub fn is_finished(&self) -> bool {
-        self.raw
+        self.task
+            .get()
             .is_none_or(|raw| raw.state().is(super::state::COMPLETE))
+    }
+
+    /// See [`JoinHandle::id`].
+    pub fn id(&self) -> Id {
+        self.task.id()
     }
 }
 
 impl Clone for AbortHandle {
     fn clone(&self) -> Self {
-        if let Some(raw) = self.raw {
+        if let Some(raw) = self.task.get() {
             raw.ref_inc();
         }
-        AbortHandle { raw: self.raw }
+        AbortHandle { task: self.task }
     }
 }
 
 impl Drop for AbortHandle {
     fn drop(&mut self) {
-        if let Some(raw) = self.raw {
+        if let Some(raw) = self.task.get() {
             raw.drop_ref();
         }
     }
@@ -239,7 +290,7 @@ impl Drop for AbortHandle {
 impl fmt::Debug for AbortHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("AbortHandle");
-        match self.raw {
+        match self.task.get() {
             Some(raw) => d.field("state", &raw.state()),
             None => d.field("state", &"joined"),
         }

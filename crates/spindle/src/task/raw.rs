@@ -139,6 +139,14 @@ unsafe impl Send for RawTask {}
 // SAFETY: as for `Send`: `&RawTask` only reaches the header's atomics.
 unsafe impl Sync for RawTask {}
 
+impl RawTask {
+    /// The task's address: its [`Id`](super::Id), and its name in the
+    /// runtime's reports.
+    pub(crate) fn addr(self) -> usize {
+        self.0.as_ptr() as usize
+    }
+}
+
 /// A task notified by `RawTask::notify_by_ref` and not yet scheduled: it
 /// holds the `Notified`'s reference. Scheduled by `submit`, or when
 /// dropped, so that a notification taken is never lost.
@@ -336,7 +344,7 @@ impl Notified {
 
     /// The task's address: its identity in diagnostics (and models).
     pub(crate) fn addr(&self) -> usize {
-        self.0 .0.as_ptr() as usize
+        self.0.addr()
     }
 
     /// Turns a raw pointer taken out of a queue back into the `Notified` it was.
