@@ -1,9 +1,11 @@
 //! [`Builder`] (`spindle::task::Builder`): a spawn with options, as Tokio's
 //! `task::Builder`. Its one option today is a name, which shows in the
-//! task's `tracing` span (`task.name`, feature `tracing`; without the
-//! feature the name is not kept). It lives at the crate root, above the
-//! schedulers it spawns on, like `JoinSet`.
+//! runtime's reports beside the task's id (a slow poll, the dump, a stall
+//! report: `task/names.rs`) and in its `tracing` span (`task.name`,
+//! feature `tracing`). It lives at the crate root, above the schedulers it
+//! spawns on, like `JoinSet`.
 
+use crate::task::names::Named;
 use crate::task::JoinHandle;
 use std::future::Future;
 
@@ -26,7 +28,8 @@ impl<'a> Builder<'a> {
         Builder::default()
     }
 
-    /// Names the task (its `tracing` span's `task.name`).
+    /// Names the task: the runtime's reports show the name beside the
+    /// task's id, and so does its `tracing` span (`task.name`).
     pub fn name(mut self, name: &'a str) -> Builder<'a> {
         self.name = Some(name);
         self
@@ -43,7 +46,10 @@ impl<'a> Builder<'a> {
         F::Output: Send + 'static,
     {
         let _name = crate::task::span::NextName::set(self.name);
-        crate::spawn(future)
+        match self.name {
+            Some(name) => crate::spawn(Named::new(name, future)),
+            None => crate::spawn(future),
+        }
     }
 
     /// Spawns `future` on `handle`'s runtime, as [`Handle::spawn`](crate::Handle::spawn) does.
@@ -54,6 +60,9 @@ impl<'a> Builder<'a> {
         F::Output: Send + 'static,
     {
         let _name = crate::task::span::NextName::set(self.name);
-        handle.spawn(future)
+        match self.name {
+            Some(name) => handle.spawn(Named::new(name, future)),
+            None => handle.spawn(future),
+        }
     }
 }

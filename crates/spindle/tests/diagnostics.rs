@@ -1,4 +1,5 @@
-//! Diagnostics: slow polls, the stall detector (a deliberate deadlock), dumps.
+//! Diagnostics: slow polls, the stall detector (a deliberate deadlock), dumps;
+//! a task spawned with a name is named in them.
 
 mod common;
 
@@ -32,6 +33,33 @@ fn slow_polls_are_counted_with_the_worst_recorded() {
     assert!(rt.dump().contains("slow polls"), "{}", rt.dump());
 }
 
+#[test]
+fn the_dump_names_a_slow_task_that_was_spawned_with_a_name() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .handoff_after(None)
+        .slow_poll_threshold(Some(Duration::from_millis(1)))
+        .build()
+        .unwrap();
+    let (tx, rx) = spindle::chan::oneshot::<()>();
+    let id = rt.block_on(async {
+        time::sleep(Duration::from_millis(50)).await;
+        let slow = spindle::task::Builder::new().name("slow-one").spawn(async {
+            std::thread::sleep(Duration::from_millis(3));
+            let _ = rx.await; // alive, and named, while the dump is taken
+        });
+        let id = slow.id();
+        // Until its first poll has been recorded as slow.
+        while spindle::Handle::current().metrics().workers[0].slow_polls == 0 {
+            time::sleep(Duration::from_millis(1)).await;
+        }
+        id
+    });
+    let dump = rt.dump();
+    assert!(dump.contains(&format!("task {id} \"slow-one\"")), "{dump}");
+    drop(tx);
+}
+
 /// A 2-worker runtime whose stall reports arrive on the returned channel.
 fn reporting_stalls(
     after_ms: u64,
@@ -58,15 +86,24 @@ fn a_deliberate_deadlock_is_reported() {
         let _ = a_rx.await;
         drop(b_tx);
     }));
-    drop(rt.spawn(async move {
-        let _ = b_rx.await;
-        drop(a_tx);
-    }));
+    let named = spindle::task::Builder::new().name("waits-for-a").spawn_on(
+        async move {
+            let _ = b_rx.await;
+            drop(a_tx);
+        },
+        rt.handle(),
+    );
+    let named_id = named.id();
+    drop(named);
     let report = rx
         .recv_timeout(Duration::from_secs(10))
         .expect("no stall reported");
     assert_eq!(report.parked_tasks, 2, "{report}");
     assert!(report.to_string().contains("possible deadlock"));
+    // The named one is named, beside its id.
+    let line = format!("waiting: task {named_id} \"waits-for-a\"");
+    assert_eq!(report.named, [format!("{named_id} \"waits-for-a\"")]);
+    assert!(report.to_string().contains(&line), "{report}");
     // Tracking is off: the report says how to learn where they came from.
     assert!(report.spawned_at.is_empty());
     assert!(report.to_string().contains("track_spawns"), "{report}");

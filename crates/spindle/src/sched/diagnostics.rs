@@ -114,7 +114,10 @@ impl SlowPolls {
         crate::report::emit(
             crate::report::Kind::SlowPoll,
             crate::report::Level::Debug,
-            format_args!("spindle: worker {index} polled task {task:#x} for {duration:?}"),
+            format_args!(
+                "spindle: worker {index} polled task {} for {duration:?}",
+                crate::task::names::describe(task)
+            ),
         );
     }
 
@@ -140,6 +143,9 @@ pub struct StallReport {
     pub spawned_at: Vec<(String, usize)>,
     /// Whether spawn tracking was on.
     pub tracking_spawns: bool,
+    /// The waiting tasks spawned with a name (`task::Builder::name`), as
+    /// `0x55d0c1a2b3c0 "flusher"`: id and name.
+    pub named: Vec<String>,
 }
 
 impl fmt::Display for StallReport {
@@ -151,6 +157,9 @@ impl fmt::Display for StallReport {
              the runtime could)",
             self.workers, self.idle_for, self.parked_tasks
         )?;
+        for task in &self.named {
+            write!(f, "\n  waiting: task {task}")?;
+        }
         if !self.tracking_spawns {
             return write!(
                 f,

@@ -185,7 +185,8 @@ impl std::fmt::Display for RuntimeMetrics {
                 w.forced_yields
             )?;
             for p in &w.worst_polls {
-                write!(f, "; task {:#x} {:?}", p.task, p.duration)?;
+                let task = crate::task::names::describe(p.task);
+                write!(f, "; task {task} {:?}", p.duration)?;
             }
             writeln!(f)?;
         }

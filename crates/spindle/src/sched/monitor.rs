@@ -414,6 +414,7 @@ impl Stall {
                     idle_for: now - t,
                     spawned_at: shared.spawn_sites(),
                     tracking_spawns: shared.config.track_spawns,
+                    named: shared.named_waiting(),
                 };
                 // The user's callback runs on the monitor: a panic in it must
                 // not end the monitor (hand-offs, driver turns, later stalls).

@@ -35,6 +35,11 @@ impl Id {
     pub(crate) fn from_addr(addr: usize) -> Id {
         Id(NonZeroUsize::new(addr).expect("a task's address is never 0"))
     }
+
+    /// The task's address.
+    pub(crate) fn addr(self) -> usize {
+        self.0.get()
+    }
 }
 
 impl fmt::Display for Id {

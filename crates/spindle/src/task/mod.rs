@@ -12,6 +12,7 @@ mod error;
 mod harness;
 pub(crate) mod id;
 mod join;
+pub(crate) mod names;
 pub(crate) mod raw;
 pub(crate) mod registry;
 #[cfg(not(any(loom, spindle_malloc_cells)))]

@@ -188,6 +188,22 @@ impl Registry {
         counts
     }
 
+    /// The addresses of the tasks held now, sorted.
+    pub(crate) fn held(&self) -> Vec<usize> {
+        let mut addrs: Vec<usize> = Vec::new();
+        for shard in self.shards.iter() {
+            let slab = lock(shard);
+            addrs.extend(
+                slab.slots
+                    .iter()
+                    .filter_map(|s| s.task())
+                    .map(RawTask::addr),
+            );
+        }
+        addrs.sort_unstable();
+        addrs
+    }
+
     /// Lets go of `task`; `true` when the slot still held it (the caller now
     /// owns the slot's reference), `false` when shutdown took it first.
     pub(crate) fn remove(&self, task: RawTask, key: Key) -> bool {

@@ -162,6 +162,15 @@ impl Shared {
         sites.into_iter().map(|(s, n)| (s.to_string(), n)).collect()
     }
 
+    /// The named tasks the registry holds (idle ones), as the reports
+    /// write them.
+    pub(crate) fn named_waiting(&self) -> Vec<String> {
+        if !crate::task::names::any() {
+            return Vec::new(); // no walk over every idle task for nothing
+        }
+        crate::task::names::named_among(&self.registry.held())
+    }
+
     /// Wakes a sleeping worker unless one is searching already.
     pub(crate) fn notify_parked(&self) {
         if let Some(i) = self.idle.worker_to_notify() {
