@@ -1,7 +1,7 @@
 //! What goes wrong across pods, and how each failure reads: a type
 //! mismatch, a subscriber that dies and another that takes over (the gap
 //! reported exactly), a second publisher on a stream (a stream id in use),
-//! a channel Aeron refuses, a peer that never appears, a driver directory
+//! bytes that are not a frame, a channel Aeron refuses, a peer that never appears, a driver directory
 //! that cannot be written.
 
 mod common;
@@ -148,6 +148,51 @@ fn a_second_publisher_on_the_stream_stops_the_subscriber_naming_both() {
         p.request_shutdown();
         p.block_until_stopped(Duration::from_secs(30));
     }
+}
+
+#[test]
+fn bytes_that_are_not_a_frame_stop_the_subscriber_and_nothing_is_delivered() {
+    use rusteron_client::{Aeron, AeronContext, IntoCString};
+    let pod = Pod::connect(DriverMode::Embedded).unwrap();
+    let rt = spindle::Runtime::new().unwrap();
+    let (sub_graph, seen, sub_ep) = subscriber::<u64>(
+        &pod,
+        Stream::new("aeron:ipc", 2004),
+        None,
+        SubscribeOptions::default(),
+    );
+    let sub = sub_graph.start(rt.handle()).unwrap();
+    // Another program on the same driver, publishing raw bytes on the stream.
+    let ctx = AeronContext::new().unwrap();
+    ctx.set_dir(&pod.dir().into_c_string()).unwrap();
+    let aeron = Aeron::new(&ctx).unwrap();
+    aeron.start().unwrap();
+    let raw = aeron
+        .async_add_exclusive_publication(&"aeron:ipc".into_c_string(), 2004)
+        .unwrap()
+        .poll_blocking(Duration::from_secs(10))
+        .unwrap();
+    let start = std::time::Instant::now();
+    while raw
+        .offer(b"forty bytes of something that is no frame")
+        .is_err()
+    {
+        assert!(start.elapsed() < Duration::from_secs(10), "never offered");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let report = sub.block_until_stopped(Duration::from_secs(30));
+    let why = report
+        .actor("from-aeron")
+        .unwrap()
+        .last_failure
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        why.contains("aeron:ipc stream 2004: a frame that does not parse"),
+        "{why}"
+    );
+    assert_eq!(seen.take().unwrap().count, 0, "nothing of it is delivered");
+    assert_eq!(sub_ep.messages(), 0);
 }
 
 #[test]
