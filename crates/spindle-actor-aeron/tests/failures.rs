@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{publisher, subscriber};
+use common::{last_failure, publisher, subscriber};
 use spindle_actor_aeron::{AeronError, DriverMode, Pod, PublishOptions, Stream, SubscribeOptions};
 use std::time::Duration;
 
@@ -26,12 +26,7 @@ fn a_subscriber_of_another_type_stops_with_an_error_naming_both() {
     let sub = sub_graph.start(rt.handle()).unwrap();
     let publ = pub_graph.start(rt.handle()).unwrap();
     let report = sub.block_until_stopped(Duration::from_secs(30));
-    let failure = report
-        .actor("from-aeron")
-        .unwrap()
-        .last_failure
-        .clone()
-        .unwrap_or_default();
+    let failure = last_failure(&report, "from-aeron");
     assert!(failure.contains("expects `plain:u32:4`"), "{failure}");
     assert!(failure.contains("aeron:ipc stream 2001"), "{failure}");
     assert_eq!(
@@ -128,12 +123,7 @@ fn a_second_publisher_on_the_stream_stops_the_subscriber_naming_both() {
         .start(rt.handle())
         .unwrap()
         .block_until_stopped(Duration::from_secs(30));
-    let why = report
-        .actor("from-aeron")
-        .unwrap()
-        .last_failure
-        .clone()
-        .unwrap_or_default();
+    let why = last_failure(&report, "from-aeron");
     assert!(
         why.contains("aeron:ipc?term-length=65536 stream 2003"),
         "{why}"
@@ -181,12 +171,7 @@ fn bytes_that_are_not_a_frame_stop_the_subscriber_and_nothing_is_delivered() {
         std::thread::sleep(Duration::from_millis(1));
     }
     let report = sub.block_until_stopped(Duration::from_secs(30));
-    let why = report
-        .actor("from-aeron")
-        .unwrap()
-        .last_failure
-        .clone()
-        .unwrap_or_default();
+    let why = last_failure(&report, "from-aeron");
     assert!(
         why.contains("aeron:ipc stream 2004: a frame that does not parse"),
         "{why}"
@@ -210,12 +195,7 @@ fn bad_input_reads_as_one_clear_error() {
         .start(rt.handle())
         .unwrap()
         .block_until_stopped(Duration::from_secs(30));
-    let why = report
-        .actor("to-aeron")
-        .unwrap()
-        .last_failure
-        .clone()
-        .unwrap_or_default();
+    let why = last_failure(&report, "to-aeron");
     assert!(why.contains("aeron:carrier-pigeon stream 3001"), "{why}");
 
     // A peer that never appears.
@@ -228,12 +208,7 @@ fn bad_input_reads_as_one_clear_error() {
         .start(rt.handle())
         .unwrap()
         .block_until_stopped(Duration::from_secs(30));
-    let why = report
-        .actor("from-aeron")
-        .unwrap()
-        .last_failure
-        .clone()
-        .unwrap_or_default();
+    let why = last_failure(&report, "from-aeron");
     assert!(
         why.contains("no publisher appeared on aeron:ipc stream 3002"),
         "{why}"

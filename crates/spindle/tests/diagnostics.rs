@@ -6,16 +6,20 @@ mod common;
 use spindle::time::{self, Duration};
 use std::sync::mpsc;
 
-#[test]
-fn slow_polls_are_counted_with_the_worst_recorded() {
-    let rt = spindle::Builder::new_multi_thread()
+/// One worker that counts polls over 1 ms as slow (not the usual 50 us:
+/// on a loaded machine a preempted trivial poll can pass 50 us).
+fn counting_slow_polls() -> spindle::Runtime {
+    spindle::Builder::new_multi_thread()
         .workers(1)
         .handoff_after(None)
-        // 1 ms, not the usual 50 us: on a loaded machine a preempted
-        // trivial poll can pass 50 us.
         .slow_poll_threshold(Some(Duration::from_millis(1)))
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn slow_polls_are_counted_with_the_worst_recorded() {
+    let rt = counting_slow_polls();
     rt.block_on(async {
         // Let the monitor calibrate the poll clock (two rounds >= 1 ms apart).
         time::sleep(Duration::from_millis(50)).await;
@@ -35,12 +39,7 @@ fn slow_polls_are_counted_with_the_worst_recorded() {
 
 #[test]
 fn the_dump_names_a_slow_task_that_was_spawned_with_a_name() {
-    let rt = spindle::Builder::new_multi_thread()
-        .workers(1)
-        .handoff_after(None)
-        .slow_poll_threshold(Some(Duration::from_millis(1)))
-        .build()
-        .unwrap();
+    let rt = counting_slow_polls();
     let (tx, rx) = spindle::chan::oneshot::<()>();
     let id = rt.block_on(async {
         time::sleep(Duration::from_millis(50)).await;

@@ -10,6 +10,12 @@ use spindle_actor_aeron::{
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The last failure `actor` reported before its graph stopped ("" if none).
+pub fn last_failure(report: &spindle_actor::StopReport, actor: &str) -> String {
+    let actor = report.actor(actor).expect("an actor of the graph");
+    actor.last_failure.clone().unwrap_or_default()
+}
+
 /// A graph that sends 1..=n into an Aeron publication.
 pub fn publisher(
     pod: &Pod,
