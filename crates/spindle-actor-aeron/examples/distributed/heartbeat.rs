@@ -8,7 +8,7 @@
 //! the figure is exact for two pods on one host; between two machines it
 //! also holds the offset of their clocks.
 
-use spindle_actor::{ActorState, Graph, PortError, RxHandle, TxHandle};
+use spindle_actor::{ActorContext, ActorState, Graph, PortError, RxHandle, TxHandle};
 use spindle_actor_aeron::{
     publish, subscribe, Endpoint, Idle, PlainCodec, Pod, PublishOptions, Stream, SubscribeOptions,
 };
@@ -27,7 +27,7 @@ const MAX_PARK: Duration = Duration::from_micros(20);
 /// Adds `heartbeat → heartbeat-to-aeron` to the publisher's graph. A
 /// heartbeat is sent only while both it and `numbers` are connected to
 /// the subscriber (the time before is set-up, not load); they stop once
-/// `done` is set.
+/// `done` is set, or the pod is asked to stop.
 pub fn add_sender(
     g: &mut Graph,
     pod: &Pod,
@@ -48,17 +48,18 @@ pub fn add_sender(
     let connected = move || own.is_connected() && numbers.is_connected();
     g.actor("heartbeat")
         .writes(&tx)
-        .run(move |_| beat(tx.clone(), connected.clone(), done.clone()));
+        .run(move |ctx| beat(ctx, tx.clone(), connected.clone(), done.clone()));
 }
 
 async fn beat(
+    ctx: ActorContext,
     output: TxHandle<u64>,
     connected: impl Fn() -> bool,
     done: Arc<AtomicBool>,
 ) -> Result<(), PortError> {
     let mut tx = output.lock()?;
     let mut tick = spindle::time::interval(PERIOD);
-    while !done.load(Ordering::Acquire) {
+    while !done.load(Ordering::Acquire) && !ctx.is_stopping() {
         tick.tick().await;
         if !connected() {
             continue;
