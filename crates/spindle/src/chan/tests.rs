@@ -85,6 +85,10 @@ fn woken_receives_set_aside_do_not_strand_a_full_ring() {
     while rx.chan.recv_waiters.waiting() < limit + 1 {
         std::thread::yield_now();
     }
+    // Registered is not yet parked: a registration re-checks the ring, and
+    // a re-check after the sends below would take a message and leave the
+    // list. Give the thread time to finish it and park.
+    std::thread::sleep(Duration::from_millis(20));
     for v in 0..cap {
         tx.try_send(v).unwrap();
     }
