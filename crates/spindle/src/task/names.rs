@@ -80,9 +80,9 @@ impl<F: Future> Future for Named<F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        // SAFETY: `future` is structurally pinned (never moved out of the
-        // pinned `Named`, whose `Drop` does not move it either); the other
-        // fields are plain data.
+        // `Named`'s `Drop` does not move `future` either.
+        // SAFETY: `future` is structurally pinned, never moved out of the
+        // pinned `Named`; the other fields are plain data.
         let this = unsafe { self.get_unchecked_mut() };
         if this.entered == 0 {
             if let Some(id) = super::try_id() {
