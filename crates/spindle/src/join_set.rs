@@ -30,7 +30,7 @@
 use crate::loom::{lock, AtomicBool, Mutex, Ordering::*};
 use crate::sched::Handle;
 use crate::task::coop;
-use crate::task::{AbortHandle, JoinError, JoinHandle};
+use crate::task::{AbortHandle, Id, JoinError, JoinHandle};
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
@@ -161,8 +161,23 @@ impl<T> JoinSet<T> {
         std::future::poll_fn(|cx| self.poll_join_next(cx)).await
     }
 
+    /// As [`JoinSet::join_next`], with the finished task's id (its
+    /// `AbortHandle::id`); a failed task's id is [`JoinError::id`].
+    pub async fn join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
+        std::future::poll_fn(|cx| self.poll_join_next_with_id(cx)).await
+    }
+
     /// One poll of [`JoinSet::join_next`].
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        self.poll_join_next_with_id(cx)
+            .map(|out| out.map(without_id))
+    }
+
+    /// One poll of [`JoinSet::join_next_with_id`].
+    pub fn poll_join_next_with_id(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<(Id, T), JoinError>>> {
         if self.len == 0 {
             return Poll::Ready(None);
         }
@@ -175,6 +190,11 @@ impl<T> JoinSet<T> {
     /// The output of a task that has finished, if one is known to have:
     /// never waits.
     pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
+        self.try_join_next_with_id().map(without_id)
+    }
+
+    /// As [`JoinSet::try_join_next`], with the finished task's id.
+    pub fn try_join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
         if self.len == 0 {
             return None;
         }
@@ -209,7 +229,7 @@ impl<T> JoinSet<T> {
     /// queue is taken after registering it, once `due` is empty; that
     /// second pass is the last, so an entry that its own poll wakes (not a
     /// `JoinHandle`'s way, but cheap to rule out) cannot keep this looping.
-    fn poll_entries(&mut self, waiter: Option<&Waker>) -> Poll<Result<T, JoinError>> {
+    fn poll_entries(&mut self, waiter: Option<&Waker>) -> Poll<Result<(Id, T), JoinError>> {
         if let Poll::Ready(out) = self.poll_due() {
             return Poll::Ready(out);
         }
@@ -221,7 +241,7 @@ impl<T> JoinSet<T> {
     }
 
     /// Polls the entries in `due`, in order, until one finishes.
-    fn poll_due(&mut self) -> Poll<Result<T, JoinError>> {
+    fn poll_due(&mut self) -> Poll<Result<(Id, T), JoinError>> {
         while let Some(index) = self.due.pop_front() {
             let Some(entry) = &mut self.entries[index] else {
                 // Left the set while queued: the slot is free now.
@@ -231,8 +251,9 @@ impl<T> JoinSet<T> {
             entry.flag.queued.store(false, Release);
             let mut cx = Context::from_waker(&entry.waker);
             if let Poll::Ready(out) = Pin::new(&mut entry.handle).poll(&mut cx) {
+                let id = entry.handle.id();
                 self.remove(index);
-                return Poll::Ready(out);
+                return Poll::Ready(out.map(|value| (id, value)));
             }
         }
         Poll::Pending
@@ -293,6 +314,10 @@ impl<T: Send + 'static> JoinSet<T> {
     {
         self.insert(handle.spawn(future))
     }
+}
+
+fn without_id<T>(out: Result<(Id, T), JoinError>) -> Result<T, JoinError> {
+    out.map(|(_, value)| value)
 }
 
 impl<T> Default for JoinSet<T> {

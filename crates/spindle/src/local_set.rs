@@ -21,6 +21,7 @@
 //!   reports a cancelled task).
 
 use crate::loom::lock_std;
+use crate::task::error::Cause;
 use crate::task::JoinError;
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -167,7 +168,7 @@ impl Inner {
         let id = local_id(&join);
         let task: LocalTask = Box::pin(async move {
             let out = PollAsTask { id, future }.await;
-            slot.borrow_mut().finish(out.map_err(JoinError::panic));
+            slot.borrow_mut().finish(out.map_err(Cause::panic));
         });
         let index = match self.free.borrow_mut().pop() {
             Some(i) => {
@@ -300,12 +301,12 @@ where
 enum JoinState<T> {
     /// The waker of the handle's last pending poll.
     Running(Option<Waker>),
-    Done(Result<T, JoinError>),
+    Done(Result<T, Cause>),
     Taken,
 }
 
 impl<T> JoinState<T> {
-    fn finish(&mut self, out: Result<T, JoinError>) {
+    fn finish(&mut self, out: Result<T, Cause>) {
         if let JoinState::Running(Some(w)) = std::mem::replace(self, JoinState::Done(out)) {
             w.wake();
         }
@@ -333,11 +334,11 @@ impl<T> Future for LocalJoinHandle<T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut st = self.join.borrow_mut();
         match std::mem::replace(&mut *st, JoinState::Taken) {
-            JoinState::Done(out) => Poll::Ready(out),
+            JoinState::Done(out) => Poll::Ready(out.map_err(|cause| cause.with_id(self.id()))),
             JoinState::Running(_) if Rc::strong_count(&self.join) == 1 => {
                 // The task (and the clone it held) is gone unfinished: its
                 // set was dropped.
-                Poll::Ready(Err(JoinError::cancelled()))
+                Poll::Ready(Err(JoinError::cancelled(self.id())))
             }
             JoinState::Running(_) => {
                 *st = JoinState::Running(Some(cx.waker().clone()));

@@ -300,12 +300,13 @@ fn task_handle_dropped_with_its_waker_racing_completion() {
 /// returns the output, whichever way it came: straight from the run (the
 /// cell then freed, the handle's reference gone with it) or through `h`.
 fn run_for_handle<T>(n: Notified, h: JoinHandle<T>) -> Result<T, crate::JoinError> {
-    let mut out: Poll<Result<T, crate::JoinError>> = Poll::Pending;
+    let mut out: Poll<Result<T, crate::task::error::Cause>> = Poll::Pending;
     // SAFETY: `h` is the task's handle, unused meanwhile; `out` has its type.
     if unsafe { n.run_joined(&mut out as *mut _ as *mut ()) } {
+        let id = h.id();
         std::mem::forget(h); // its reference went with the freed cell
         match out {
-            Poll::Ready(r) => r,
+            Poll::Ready(r) => r.map_err(|cause| cause.with_id(id)),
             Poll::Pending => panic!("run_joined said done but left no output"),
         }
     } else {

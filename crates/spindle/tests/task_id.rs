@@ -2,7 +2,9 @@
 //! scheduler flavour through `rt_test!`: a task sees the id its handles
 //! show, tasks alive together have different ids, a child run inline sees
 //! its own and its parent gets its own back, a blocking closure is a task
-//! of the pool (as in Tokio), and code that is not a task has none.
+//! of the pool (as in Tokio), and code that is not a task has none. A
+//! `JoinError` names the task that failed, and a `JoinSet` says which task
+//! each output came from.
 
 mod common;
 
@@ -71,6 +73,111 @@ rt_test! {
     }
 }
 
+rt_test! {
+    fn a_join_error_names_the_task_that_failed() {
+        let panicked = spindle::spawn(async { panic!("on purpose") });
+        let id = panicked.id();
+        let err = panicked.await.unwrap_err();
+        assert!(err.is_panic());
+        assert_eq!(err.id(), id);
+        assert_eq!(err.to_string(), format!("task {id} panicked: on purpose"));
+
+        let gate = Gate::new();
+        let waiting = gate.clone();
+        let aborted = spindle::spawn(async move { waiting.wait().await });
+        let id = aborted.id();
+        aborted.abort();
+        let err = aborted.await.unwrap_err();
+        assert!(err.is_cancelled());
+        assert_eq!(err.id(), id);
+        assert_eq!(err.to_string(), format!("task {id} was cancelled"));
+        // The id stays with the error when `try_into_panic` gives it back.
+        assert_eq!(err.try_into_panic().unwrap_err().id(), id);
+    }
+}
+
+rt_test! {
+    fn a_child_that_fails_inline_is_named_too() {
+        let outer = spindle::spawn(async {
+            let child = spindle::fork(async { panic!("inline") });
+            let id = child.into_handle();
+            let expected = id.id();
+            let err = id.join_here().await.unwrap_err();
+            assert_eq!(err.id(), expected);
+        });
+        outer.await.unwrap();
+    }
+}
+
+rt_test! {
+    fn a_join_set_says_which_task_each_output_came_from() {
+        let mut set = spindle::JoinSet::new();
+        let mut ids = Vec::new();
+        for i in 0..20u32 {
+            let abort = set.spawn(async move {
+                if i == 7 {
+                    panic!("task seven");
+                }
+                (spindle::task::id(), i)
+            });
+            ids.push(abort.id());
+        }
+        let mut seen = HashSet::new();
+        while let Some(out) = set.join_next_with_id().await {
+            match out {
+                Ok((id, (inside, i))) => {
+                    assert_eq!(id, inside, "the id is the task's own");
+                    assert_eq!(id, ids[i as usize]);
+                    assert!(seen.insert(i));
+                }
+                Err(e) => {
+                    assert_eq!(e.id(), ids[7]);
+                    assert!(seen.insert(7));
+                }
+            }
+        }
+        assert_eq!(seen.len(), 20);
+
+        let mut set = spindle::JoinSet::new();
+        let done = set.spawn(async { 5 });
+        let mut out = None;
+        while out.is_none() {
+            spindle::yield_now().await;
+            out = set.try_join_next_with_id();
+        }
+        assert_eq!(out.unwrap().unwrap(), (done.id(), 5));
+    }
+}
+
+#[test]
+fn a_scope_error_names_the_child_that_panicked() {
+    let rt = spindle::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let err = spindle::scope(|s| async move {
+            let h = s.spawn(async { panic!("child") });
+            tx.send(h.id()).unwrap();
+        })
+        .await
+        .unwrap_err();
+        assert!(err.is_panic());
+        assert_eq!(err.id(), rx.recv().unwrap());
+
+        let (tx, rx) = std::sync::mpsc::channel();
+        let gate = Gate::new();
+        let err = spindle::scope(|s| async move {
+            let waiting = gate.clone();
+            let h = s.spawn(async move { waiting.wait().await });
+            tx.send(h.id()).unwrap();
+            s.cancel();
+        })
+        .await
+        .unwrap_err();
+        assert!(err.is_cancelled());
+        assert_ne!(err.id(), rx.recv().unwrap(), "no child caused the cancel");
+    });
+}
+
 #[test]
 fn block_on_is_not_a_task_and_a_blocking_closure_is() {
     let runtimes = [
@@ -105,6 +212,9 @@ fn a_local_task_has_its_own_id() {
         let h = spindle::spawn_local(async { spindle::task::try_id() });
         let id = h.id();
         assert_eq!(h.await.unwrap(), Some(id));
+        let failed = spindle::spawn_local(async { panic!("local") });
+        let id = failed.id();
+        assert_eq!(failed.await.unwrap_err().id(), id);
         assert_eq!(
             spindle::task::try_id(),
             None,

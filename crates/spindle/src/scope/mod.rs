@@ -83,7 +83,7 @@ mod stock;
 use stock::PollStock;
 
 use crate::loom::{lock, Arc, AtomicBool, AtomicUsize, Mutex, Ordering::*};
-use crate::task::{abort_handle_of, panic_message, AbortHandle, JoinError, JoinHandle};
+use crate::task::{abort_handle_of, panic_message, AbortHandle, Id, JoinError, JoinHandle};
 use std::any::Any;
 use std::convert::Infallible;
 use std::fmt;
@@ -115,7 +115,8 @@ impl<E: fmt::Display> fmt::Display for ScopeError<E> {
 impl<E: fmt::Debug + fmt::Display> std::error::Error for ScopeError<E> {}
 
 enum Failure<E> {
-    Panic(Box<dyn Any + Send>),
+    /// The payload of the first child that panicked, and that child's id.
+    Panic(Box<dyn Any + Send>, Id),
     Failed(E),
 }
 
@@ -230,6 +231,12 @@ impl<E> Inner<E> {
         self.live
             .compare_exchange(0, CLOSED, AcqRel, Acquire)
             .is_ok()
+    }
+
+    /// The scope's own id, for an error that no single task caused: its
+    /// allocation's address, which no task shares while the scope lives.
+    fn id(&self) -> Id {
+        Id::from_addr(self as *const Inner<E> as usize)
     }
 
     fn fail(&self, f: Failure<E>) {
@@ -400,7 +407,9 @@ impl<F: Future, E> Future for Child<F, E> {
             Err(payload) => {
                 // The scope keeps the payload; this child's handle gets the message.
                 let message = panic_message(&*payload);
-                this.guard.scope().fail(Failure::Panic(payload));
+                // A child is polled as its own task, so it has an id.
+                let id = crate::task::try_id().unwrap_or_else(|| scope.id());
+                scope.fail(Failure::Panic(payload, id));
                 resume_unwind(Box::new(message))
             }
         }
@@ -495,13 +504,13 @@ impl<Fut: Future, E> Future for ScopeFuture<Fut, E> {
         this.done = true;
         let failure = lock(&this.inner.failure).take();
         Poll::Ready(match failure {
-            Some(Failure::Panic(p)) => Err(ScopeError::Task(JoinError::panic(p))),
+            Some(Failure::Panic(p, id)) => Err(ScopeError::Task(JoinError::panic(p, id))),
             Some(Failure::Failed(e)) => Err(ScopeError::Failed(e)),
             // A cancel gives `Cancelled` even when the body had finished:
             // children were cut short all the same.
             None => match this.output.take() {
                 Some(v) if !this.inner.cancelled.load(Acquire) => Ok(v),
-                _ => Err(ScopeError::Task(JoinError::cancelled())),
+                _ => Err(ScopeError::Task(JoinError::cancelled(this.inner.id()))),
             },
         })
     }

@@ -1,5 +1,6 @@
 //! `JoinError`: why a task gave no output.
 
+use super::id::Id;
 use std::any::Any;
 use std::fmt;
 
@@ -9,54 +10,71 @@ use std::fmt;
 /// goes on. The payload is kept here, so `into_panic` can re-raise it with
 /// `std::panic::resume_unwind`.
 pub struct JoinError {
-    repr: Repr,
+    cause: Cause,
+    id: Id,
 }
 
-/// One pointer wide, so that a task's `Result<T, JoinError>` output slot
-/// stays small (the panic case is rare and may allocate).
-enum Repr {
+/// Why a task gave no output, as its cell stores it: one pointer wide, so
+/// that the cell's `Result<T, Cause>` output slot stays small (the panic
+/// case is rare and may allocate). The handle that takes the output adds
+/// the task's id ([`Cause::with_id`]).
+pub(crate) enum Cause {
     Cancelled,
     Panic(Box<PanicRepr>),
 }
 
-struct PanicRepr {
+pub(crate) struct PanicRepr {
     message: String,
     payload: Option<Box<dyn Any + Send + 'static>>,
 }
 
-impl JoinError {
-    pub(crate) fn cancelled() -> JoinError {
-        JoinError {
-            repr: Repr::Cancelled,
-        }
+impl Cause {
+    pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> Cause {
+        let message = panic_message(&*payload);
+        Cause::Panic(Box::new(PanicRepr {
+            message,
+            payload: Some(payload),
+        }))
     }
 
-    pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> JoinError {
-        let message = panic_message(&*payload);
-        JoinError {
-            repr: Repr::Panic(Box::new(PanicRepr {
-                message,
-                payload: Some(payload),
-            })),
-        }
+    /// The error a handle of task `id` gives for this cause.
+    pub(crate) fn with_id(self, id: Id) -> JoinError {
+        JoinError { cause: self, id }
+    }
+}
+
+impl JoinError {
+    pub(crate) fn cancelled(id: Id) -> JoinError {
+        Cause::Cancelled.with_id(id)
+    }
+
+    pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>, id: Id) -> JoinError {
+        Cause::panic(payload).with_id(id)
+    }
+
+    /// The id of the task that failed (its handle's [`id`](super::JoinHandle::id)).
+    /// A scope cancelled as a whole ([`Scope::cancel`](crate::Scope::cancel))
+    /// gives the scope's own id, which no task shares while the scope lives.
+    pub fn id(&self) -> Id {
+        self.id
     }
 
     /// The task was cancelled (abort, a scope or race that cancelled it, or
     /// the runtime shutting down) before it finished.
     pub fn is_cancelled(&self) -> bool {
-        matches!(self.repr, Repr::Cancelled)
+        matches!(self.cause, Cause::Cancelled)
     }
 
     /// The task panicked.
     pub fn is_panic(&self) -> bool {
-        matches!(self.repr, Repr::Panic(_))
+        matches!(self.cause, Cause::Panic(_))
     }
 
     /// The panic message (`&str` or `String` payloads), if it panicked.
     pub fn panic_message(&self) -> Option<&str> {
-        match &self.repr {
-            Repr::Panic(p) => Some(&p.message),
-            Repr::Cancelled => None,
+        match &self.cause {
+            Cause::Panic(p) => Some(&p.message),
+            Cause::Cancelled => None,
         }
     }
 
@@ -70,15 +88,10 @@ impl JoinError {
     }
 
     /// The panic payload, or the error back if it was no panic (or the payload went to a scope).
-    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
-        match self.repr {
-            Repr::Panic(mut p) => match p.payload.take() {
-                Some(payload) => Ok(payload),
-                None => Err(JoinError {
-                    repr: Repr::Panic(p),
-                }),
-            },
-            repr => Err(JoinError { repr }),
+    pub fn try_into_panic(mut self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
+        match &mut self.cause {
+            Cause::Panic(p) => p.payload.take().ok_or(self),
+            Cause::Cancelled => Err(self),
         }
     }
 }
@@ -95,18 +108,18 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
 
 impl fmt::Display for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.repr {
-            Repr::Cancelled => f.write_str("task was cancelled"),
-            Repr::Panic(p) => write!(f, "task panicked: {}", p.message),
+        match &self.cause {
+            Cause::Cancelled => write!(f, "task {} was cancelled", self.id),
+            Cause::Panic(p) => write!(f, "task {} panicked: {}", self.id, p.message),
         }
     }
 }
 
 impl fmt::Debug for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.repr {
-            Repr::Cancelled => f.write_str("JoinError::Cancelled"),
-            Repr::Panic(p) => write!(f, "JoinError::Panic({:?})", p.message),
+        match &self.cause {
+            Cause::Cancelled => write!(f, "JoinError::Cancelled({})", self.id),
+            Cause::Panic(p) => write!(f, "JoinError::Panic({}, {:?})", self.id, p.message),
         }
     }
 }

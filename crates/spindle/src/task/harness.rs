@@ -3,7 +3,7 @@
 //! the state word (`state.rs`) allow its caller at that point: poll, run
 //! joined, schedule, cancel in place, read or drop the output, free.
 
-use super::error::JoinError;
+use super::error::Cause;
 use super::raw::{Cell, Header, Notified, RawTask, Schedule, Stage, Vtable};
 use super::registry::Key;
 use super::state::{Completed, State, ToIdle, ToRunning, COMPLETE, JOIN_INTEREST, JOIN_WAKER};
@@ -104,8 +104,8 @@ impl<F: Future, S: Schedule> Harness<F, S> {
             // valid and initialised.
             let dropped = catch_unwind(AssertUnwindSafe(|| unsafe { std::ptr::drop_in_place(p) }));
             let result = match dropped {
-                Ok(()) => JoinError::cancelled(),
-                Err(payload) => JoinError::panic(payload),
+                Ok(()) => Cause::Cancelled,
+                Err(payload) => Cause::panic(payload),
             };
             // A destructor that panicked half-way is never run again.
             // SAFETY: as above; the old value is gone: nothing live is overwritten.
@@ -186,7 +186,7 @@ impl<F: Future, S: Schedule> Harness<F, S> {
             }
             Err(panic) => {
                 self.set_stage(Stage::Consumed); // drops the future
-                self.set_stage(Stage::Finished(Err(JoinError::panic(panic))));
+                self.set_stage(Stage::Finished(Err(Cause::panic(panic))));
                 Poll::Ready(())
             }
         }
@@ -289,8 +289,8 @@ where
     let Stage::Finished(out) = stage else {
         unreachable!("a task polled to Ready holds its output")
     };
-    // SAFETY: the caller passes a `Poll<Result<F::Output, JoinError>>`.
-    unsafe { *dst.cast::<Poll<Result<F::Output, JoinError>>>() = Poll::Ready(out) };
+    // SAFETY: the caller passes a `Poll<Result<F::Output, Cause>>`.
+    unsafe { *dst.cast::<Poll<Result<F::Output, Cause>>>() = Poll::Ready(out) };
     // SAFETY: nobody else holds a reference, and none will be made.
     unsafe { dealloc::<F, S>(ptr) };
     true
@@ -381,8 +381,8 @@ where
         Stage::Finished(out) => out,
         _ => panic!("JoinHandle polled after it returned Ready"),
     };
-    // SAFETY: the caller passes a `Poll<Result<F::Output, JoinError>>`.
-    unsafe { *dst.cast::<Poll<Result<F::Output, JoinError>>>() = Poll::Ready(out) };
+    // SAFETY: the caller passes a `Poll<Result<F::Output, Cause>>`.
+    unsafe { *dst.cast::<Poll<Result<F::Output, Cause>>>() = Poll::Ready(out) };
 }
 
 /// The join-waker protocol (state.rs): `true` when the output can be taken;

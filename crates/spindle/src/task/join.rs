@@ -17,7 +17,7 @@
 //! [`JoinHandle::abort`] to cancel, [`JoinHandle::abort_on_drop`] to tie the
 //! task's life to a value, or [`crate::scope`] for structured lifetimes.
 
-use super::error::JoinError;
+use super::error::{Cause, JoinError};
 use super::id::Id;
 use super::raw::{Header, RawTask};
 use std::fmt;
@@ -115,7 +115,7 @@ impl<T> JoinHandle<T> {
             .get()
             .expect("JoinHandle polled after it returned Ready");
         let progress = std::task::ready!(super::coop::poll_proceed(cx));
-        let mut out: Poll<Result<T, JoinError>> = Poll::Pending;
+        let mut out: Poll<Result<T, Cause>> = Poll::Pending;
         if !raw.state().is(super::state::COMPLETE) {
             // Awaiting a task that this thread would run soon anyway: run
             // it here and now, saving a suspension of the caller and a trip
@@ -125,7 +125,7 @@ impl<T> JoinHandle<T> {
             if unsafe { raw.run_inline_if_next(&mut out as *mut _ as *mut (), inline) } {
                 self.task.release();
                 progress.made_progress();
-                return out;
+                return out.map_err(|cause| cause.with_id(self.task.id()));
             }
         }
         // SAFETY: `out` has the task's output type `T` (this handle was made
@@ -138,7 +138,7 @@ impl<T> JoinHandle<T> {
             raw.drop_ref();
             progress.made_progress();
         }
-        out
+        out.map_err(|cause| cause.with_id(self.task.id()))
     }
 }
 

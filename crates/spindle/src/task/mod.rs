@@ -8,7 +8,7 @@
 
 mod alloc;
 pub mod coop;
-mod error;
+pub(crate) mod error;
 mod harness;
 pub(crate) mod id;
 mod join;

@@ -5,7 +5,7 @@
 //! Cell<F, S> (repr C, one block from `alloc.rs`)
 //!   Header     state word, vtable, registry key
 //!   S          the scheduler reference (where `schedule` sends a Notified)
-//!   Stage<F>   Running(F) | Finished(Result<F::Output, JoinError>) | Consumed
+//!   Stage<F>   Running(F) | Finished(Result<F::Output, Cause>) | Consumed
 //!   Option<Waker>  the JoinHandle's waker
 //! ```
 //!
@@ -23,7 +23,7 @@
 //! This file holds the layout and the type-erased handles; the vtable's
 //! typed entries are in `harness.rs`.
 
-use super::error::JoinError;
+use super::error::Cause;
 use super::harness::vtable;
 use super::join::Inline;
 use super::registry::Key;
@@ -71,7 +71,7 @@ pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     ///
     /// # Safety
     /// Only `JoinHandle::poll` calls this, for its own task, with `dst` a
-    /// `Poll<Result<T, JoinError>>` of the task's output type; on `true` the
+    /// `Poll<Result<T, Cause>>` of the task's output type; on `true` the
     /// handle's reference is gone.
     unsafe fn run_inline_if_next(task: RawTask, dst: *mut (), inline: Inline) -> bool {
         let _ = (task, dst, inline);
@@ -89,7 +89,7 @@ pub(crate) struct Vtable {
     pub(super) schedule_queued: unsafe fn(NonNull<Header>),
     /// Free the cell: the last reference is gone.
     pub(super) dealloc: unsafe fn(NonNull<Header>),
-    /// `JoinHandle::poll`: write `Poll<Result<T, JoinError>>` to `dst`.
+    /// `JoinHandle::poll`: write `Poll<Result<T, Cause>>` to `dst`.
     pub(super) try_read_output: unsafe fn(NonNull<Header>, *mut (), &Waker),
     /// Drop the output when the handle goes after completion.
     pub(super) drop_output: unsafe fn(NonNull<Header>),
@@ -115,7 +115,7 @@ pub(crate) struct Header {
 
 pub(super) enum Stage<F: Future> {
     Running(F),
-    Finished(Result<F::Output, JoinError>),
+    Finished(Result<F::Output, Cause>),
     Consumed,
 }
 
@@ -297,7 +297,7 @@ impl RawTask {
     ///
     /// # Safety
     /// Only the JoinHandle calls this, and `dst` points to a
-    /// `Poll<Result<T, JoinError>>` of the task's output type.
+    /// `Poll<Result<T, Cause>>` of the task's output type.
     pub(crate) unsafe fn try_read_output(self, dst: *mut (), waker: &Waker) {
         // SAFETY: forwarded from the caller's contract.
         unsafe { (self.header().vtable.try_read_output)(self.0, dst, waker) }
@@ -380,7 +380,7 @@ impl Notified {
     ///
     /// # Safety
     /// The caller holds the task's `JoinHandle` (not used while this runs),
-    /// and `dst` points to a `Poll<Result<T, JoinError>>` of the task's
+    /// and `dst` points to a `Poll<Result<T, Cause>>` of the task's
     /// output type `T`.
     pub(crate) unsafe fn run_joined(self, dst: *mut ()) -> bool {
         let raw = self.into_raw();
@@ -417,7 +417,7 @@ mod tests {
         // Three words of header; a task whose future and output are a u64
         // takes 72 bytes with its scheduler reference and waker.
         assert_eq!(std::mem::size_of::<Header>(), 24);
-        assert_eq!(std::mem::size_of::<JoinError>(), 8);
+        assert_eq!(std::mem::size_of::<Cause>(), 8);
         type Tiny = std::future::Ready<u64>;
         assert!(std::mem::size_of::<Cell<Tiny, std::sync::Arc<()>>>() <= 72);
         // A handle is one pointer (it lets go of it once the output is taken).
