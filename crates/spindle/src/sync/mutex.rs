@@ -40,7 +40,7 @@ unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
 unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
 
 /// The future of [`Mutex::lock`]. Its first poll takes a free lock with
-/// one compare-exchange and builds no acquire; only a lock that is held
+/// one compare-exchange (`Semaphore::try_take_sole`) and builds no acquire; only a lock that is held
 /// queues (and the queue is the semaphore's, so fair and cancel-safe).
 #[must_use = "futures do nothing unless polled"]
 pub struct Lock<'a, T: ?Sized> {
@@ -58,7 +58,7 @@ impl<'a, T: ?Sized> Future for Lock<'a, T> {
         let mutex = this.mutex;
         let acquire = match &mut this.acquire {
             Some(acquire) => acquire,
-            None if mutex.sem.try_take(1).is_ok() => return Poll::Ready(mutex.guard()),
+            None if mutex.sem.try_take_sole() => return Poll::Ready(mutex.guard()),
             None => this.acquire.insert(Acquire::new(&mutex.sem, 1)),
         };
         match Pin::new(acquire).poll(cx) {
@@ -117,12 +117,11 @@ impl<T: ?Sized> Mutex<T> {
 
     /// The lock if it is free and no one is waiting for it.
     pub fn try_lock(&self) -> Result<MutexGuard<'_, T>, TryLockError> {
-        let permit = self.sem.try_acquire().map_err(|_| TryLockError(()))?;
-        permit.forget();
-        Ok(MutexGuard {
-            lock: self,
-            _value: PhantomData,
-        })
+        if self.sem.try_take_sole() {
+            Ok(self.guard())
+        } else {
+            Err(TryLockError(()))
+        }
     }
 
     /// Waits for the lock from a plain thread, blocking it.
@@ -147,7 +146,7 @@ impl<T: ?Sized> Mutex<T> {
     }
 
     fn unlock(&self) {
-        self.sem.release(1);
+        self.sem.release_sole();
     }
 
     /// The guard of a lock just taken (its permit held and forgotten).
@@ -169,9 +168,11 @@ impl<T: ?Sized> Mutex<T> {
 
     /// [`try_lock`](Mutex::try_lock), owned.
     pub fn try_lock_owned(self: Arc<Self>) -> Result<OwnedMutexGuard<T>, TryLockError> {
-        let permit = self.sem.try_acquire().map_err(|_| TryLockError(()))?;
-        permit.forget();
-        Ok(OwnedMutexGuard { lock: self })
+        if self.sem.try_take_sole() {
+            Ok(OwnedMutexGuard { lock: self })
+        } else {
+            Err(TryLockError(()))
+        }
     }
 }
 

@@ -121,3 +121,26 @@ fn a_release_racing_a_queueing_acquire_is_not_lost() {
         assert_eq!(sem.available_permits(), 1);
     });
 }
+
+/// A mutex's unlock (`release_sole`, one compare-exchange from the held
+/// word) racing a lock that finds it held and queues: the queued lock is
+/// handed the permit and woken, or takes it itself; afterwards the permit
+/// is free again for `try_take_sole`, whose guess of the word holds.
+#[test]
+fn a_sole_release_racing_a_queueing_acquire_is_not_lost() {
+    loom::model(|| {
+        let sem = crate::loom::Arc::new(Semaphore::new(1));
+        assert!(sem.try_take_sole());
+        assert!(!sem.try_take_sole(), "took a held permit");
+        let unlocker = {
+            let sem = sem.clone();
+            thread::spawn(move || sem.release_sole())
+        };
+        let acquire = std::pin::pin!(Acquire::new(&sem, 1));
+        block_on(acquire).unwrap();
+        unlocker.join().unwrap();
+        assert_eq!(sem.available_permits(), 0);
+        sem.release_sole();
+        assert!(sem.try_take_sole(), "a free permit with nobody queued");
+    });
+}

@@ -242,6 +242,42 @@ impl Semaphore {
         }
     }
 
+    /// `try_take(1)` for a semaphore of one permit (a mutex's): one
+    /// compare-exchange from the word of a free permit, open, with nobody
+    /// queued. No load of the word comes first: right before a locked
+    /// instruction on the same word, that load costs about as much as the
+    /// instruction itself. `false` means the permit is held.
+    #[inline]
+    pub(in crate::sync) fn try_take_sole(&self) -> bool {
+        self.word
+            .compare_exchange(
+                word::SOLE_FREE,
+                word::SOLE_HELD,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+    }
+
+    /// `release(1)` for a semaphore of one permit whose permit is held:
+    /// one compare-exchange, with no load first, when nobody is queued;
+    /// the hand-out to the queue otherwise.
+    #[inline]
+    pub(in crate::sync) fn release_sole(&self) {
+        let unqueued = self
+            .word
+            .compare_exchange(
+                word::SOLE_HELD,
+                word::SOLE_FREE,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_ok();
+        if !unqueued {
+            self.release_checked(1, false);
+        }
+    }
+
     /// Gives `n` permits back, serving queued waiters first. Inlined for
     /// its first try, the one compare-exchange an unlock with nobody
     /// waiting needs.

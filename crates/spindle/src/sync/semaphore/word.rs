@@ -8,6 +8,11 @@ pub(super) const CLOSED: usize = 0b01;
 /// The queue of waiters is not empty.
 pub(super) const WAITING: usize = 0b10;
 const SHIFT: u32 = 2;
+/// A semaphore of one permit (a mutex's) whose permit is free: open,
+/// nobody queued.
+pub(super) const SOLE_FREE: usize = 1 << SHIFT;
+/// A semaphore of one permit whose permit is held: open, nobody queued.
+pub(super) const SOLE_HELD: usize = 0;
 
 pub(super) fn free(word: usize) -> usize {
     word >> SHIFT
