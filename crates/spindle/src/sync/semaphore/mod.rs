@@ -280,9 +280,13 @@ impl Semaphore {
 
     /// Gives `n` permits back, serving queued waiters first. Inlined for
     /// its first try, the one compare-exchange an unlock with nobody
-    /// waiting needs.
+    /// waiting needs; giving back none (a forgotten permit) touches
+    /// nothing.
     #[inline]
     pub(crate) fn release(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
         let cur = self.word.load(Ordering::Acquire);
         let free = word::free(cur);
         if !word::waiting(cur) && n <= Self::MAX_PERMITS - free {
