@@ -59,6 +59,49 @@ fn the_dump_names_a_slow_task_that_was_spawned_with_a_name() {
     drop(tx);
 }
 
+#[test]
+fn a_runtimes_metrics_list_its_named_tasks_and_no_other_runtimes() {
+    let rts = [
+        spindle::Builder::new_multi_thread()
+            .workers(2)
+            .build()
+            .unwrap(),
+        spindle::Builder::new_current_thread().build().unwrap(),
+    ];
+    let other = spindle::Builder::new_current_thread().build().unwrap();
+    for rt in rts {
+        let (tx, rx) = spindle::chan::oneshot::<()>();
+        let (named, unnamed) = rt.block_on(async {
+            let named = spindle::task::Builder::new()
+                .name("flusher")
+                .spawn(async move {
+                    let _ = rx.await;
+                });
+            let unnamed = spindle::spawn(std::future::pending::<()>());
+            // Until its first poll has entered it.
+            common::until(|| !spindle::Handle::current().metrics().named_tasks.is_empty()).await;
+            (named, unnamed)
+        });
+        let listed = rt.metrics().named_tasks;
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        assert_eq!(listed[0].id, named.id());
+        assert_eq!(&*listed[0].name, "flusher");
+        assert!(
+            other.metrics().named_tasks.is_empty(),
+            "another runtime's task"
+        );
+        let dump = rt.dump();
+        assert!(
+            dump.contains(&format!("named tasks: 1\n    {} \"flusher\"", named.id())),
+            "{dump}"
+        );
+        drop(tx);
+        rt.block_on(named).unwrap();
+        assert!(rt.metrics().named_tasks.is_empty(), "gone once finished");
+        unnamed.abort();
+    }
+}
+
 /// A 2-worker runtime whose stall reports arrive on the returned channel.
 fn reporting_stalls(
     after_ms: u64,

@@ -148,6 +148,8 @@ impl Shared {
             handoffs: 0,
             blocking: self.blocking.metrics(),
             stalls_detected: 0,
+            // `Handle::metrics` lists them: one table for every runtime.
+            named_tasks: Vec::new(),
         }
     }
 

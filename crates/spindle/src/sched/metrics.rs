@@ -130,6 +130,10 @@ pub struct RuntimeMetrics {
     pub blocking: BlockingMetrics,
     /// Times the stall detector reported a possible deadlock.
     pub stalls_detected: u64,
+    /// The tasks of this runtime spawned with a name
+    /// (`task::Builder::name`), polled at least once and not yet finished,
+    /// by id.
+    pub named_tasks: Vec<crate::task::NamedTask>,
 }
 
 /// The blocking pool's state (`spawn_blocking`).
@@ -190,9 +194,21 @@ impl std::fmt::Display for RuntimeMetrics {
             }
             writeln!(f)?;
         }
+        if !self.named_tasks.is_empty() {
+            writeln!(f, "  named tasks: {}", self.named_tasks.len())?;
+            for t in self.named_tasks.iter().take(DUMP_NAMED) {
+                writeln!(f, "    {} {:?}", t.id, t.name)?;
+            }
+            if self.named_tasks.len() > DUMP_NAMED {
+                writeln!(f, "    and {} more", self.named_tasks.len() - DUMP_NAMED)?;
+            }
+        }
         Ok(())
     }
 }
+
+/// The most named tasks a dump lists one by one.
+const DUMP_NAMED: usize = 32;
 
 impl RuntimeMetrics {
     /// Sum of one counter over all workers.

@@ -193,9 +193,20 @@ impl Handle {
 
     /// Runtime counters (see [`crate::RuntimeMetrics`]).
     pub fn metrics(&self) -> metrics::RuntimeMetrics {
-        match &self.inner {
+        let mut m = match &self.inner {
             HandleInner::Multi(s) => s.shared().metrics(),
             HandleInner::Current(s) => s.metrics(),
+        };
+        m.named_tasks = crate::task::names::on_runtime(self.key());
+        m
+    }
+
+    /// The same for every handle of one runtime, and different from every
+    /// other runtime's while both exist: the address of its shared state.
+    pub(crate) fn key(&self) -> usize {
+        match &self.inner {
+            HandleInner::Multi(s) => Arc::as_ptr(s.shared()).addr(),
+            HandleInner::Current(s) => Arc::as_ptr(s).addr(),
         }
     }
 

@@ -39,6 +39,7 @@ pub use error::JoinError;
 pub use id::{id, try_id, Id};
 pub(crate) use join::Inline;
 pub use join::{AbortHandle, AbortOnDrop, Fork, JoinHandle};
+pub use names::NamedTask;
 pub(crate) use raw::{Notified, RawTask, Schedule, Submit};
 
 /// Tasks for unit tests that are never run: their `Notified` is dropped

@@ -1,6 +1,7 @@
 //! Task names (`task::Builder::name`) by task id, for the runtime's own
 //! reports: a slow poll, the dump's slowest polls and a stall report name
-//! a named task beside its id.
+//! a named task beside its id, and a runtime's metrics list its named
+//! tasks ([`NamedTask`]).
 //!
 //! Invariants:
 //! - only named tasks pay: their future is wrapped in [`Named`], which
@@ -10,24 +11,57 @@
 //!   freed, so an id that is reused never shows an old name;
 //! - so every entry is a task whose future still exists; a task not yet
 //!   polled has no entry;
+//! - each entry notes the runtime that first polled the task, the one it
+//!   was spawned on (`sched::Handle::key`);
 //! - the table is one process-wide mutex, touched twice in a named task's
 //!   life and when a report is written.
 
+use super::Id;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 
-static NAMES: Mutex<BTreeMap<usize, Arc<str>>> = Mutex::new(BTreeMap::new());
+static NAMES: Mutex<BTreeMap<usize, Entry>> = Mutex::new(BTreeMap::new());
 
-fn names() -> MutexGuard<'static, BTreeMap<usize, Arc<str>>> {
+/// A named task in the table.
+struct Entry {
+    name: Arc<str>,
+    /// The key of the runtime that polled it (`sched::Handle::key`).
+    runtime: usize,
+}
+
+fn names() -> MutexGuard<'static, BTreeMap<usize, Entry>> {
     NAMES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A task spawned with a name (`task::Builder::name`) whose future exists
+/// and has been polled, as [`RuntimeMetrics::named_tasks`](crate::RuntimeMetrics::named_tasks)
+/// lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedTask {
+    /// The task's id.
+    pub id: Id,
+    /// Its name.
+    pub name: Arc<str>,
 }
 
 /// The name of the task at `addr`, if it was spawned with one.
 pub(crate) fn name_of(addr: usize) -> Option<Arc<str>> {
-    names().get(&addr).cloned()
+    names().get(&addr).map(|e| e.name.clone())
+}
+
+/// The named tasks of the runtime whose key is `runtime`, by id.
+pub(crate) fn on_runtime(runtime: usize) -> Vec<NamedTask> {
+    names()
+        .iter()
+        .filter(|(_, e)| e.runtime == runtime)
+        .map(|(&addr, e)| NamedTask {
+            id: Id::from_addr(addr),
+            name: e.name.clone(),
+        })
+        .collect()
 }
 
 /// A task as the reports write it: its id, and its name if it has one
@@ -54,7 +88,7 @@ pub(crate) fn named_among(addrs: &[usize]) -> Vec<String> {
     names
         .iter()
         .filter(|(a, _)| addrs.binary_search(a).is_ok())
-        .map(|(&a, n)| written(a, n))
+        .map(|(&a, e)| written(a, &e.name))
         .collect()
 }
 
@@ -87,7 +121,9 @@ impl<F: Future> Future for Named<F> {
         if this.entered == 0 {
             if let Some(id) = super::try_id() {
                 let addr = id.addr();
-                names().insert(addr, this.name.clone());
+                let runtime = crate::sched::Handle::try_current().map_or(0, |h| h.key());
+                let name = this.name.clone();
+                names().insert(addr, Entry { name, runtime });
                 this.entered = addr;
             }
         }

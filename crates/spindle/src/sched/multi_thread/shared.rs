@@ -236,6 +236,8 @@ impl Shared {
             timers: self.driver.timers.armed(),
             handoffs: self.handoffs.load(Relaxed),
             blocking: self.blocking.metrics(),
+            // `Handle::metrics` lists them: one table for every runtime.
+            named_tasks: Vec::new(),
         }
     }
 
