@@ -113,11 +113,12 @@ fn json_channel(o: &mut String, c: &ChannelSnap) {
     );
 }
 
-/// The runtime's object in `/api/graph.json`: totals over the workers.
+/// The runtime's object in `/api/graph.json`: totals over the workers,
+/// and the runtime's named tasks.
 fn json_runtime(o: &mut String, rt: &spindle::RuntimeMetrics) {
     let _ = write!(
         o,
-        "{{\"flavor\":{},\"workers\":{},\"polls\":{},\"spawns\":{},\"steals\":{},\"parks\":{},\"injector_depth\":{},\"registered_tasks\":{},\"sleeping_workers\":{}}}",
+        "{{\"flavor\":{},\"workers\":{},\"polls\":{},\"spawns\":{},\"steals\":{},\"parks\":{},\"injector_depth\":{},\"registered_tasks\":{},\"sleeping_workers\":{},\"named_tasks\":[",
         json_str(rt.flavor),
         rt.workers.len(),
         rt.total(|w| w.polls),
@@ -128,4 +129,12 @@ fn json_runtime(o: &mut String, rt: &spindle::RuntimeMetrics) {
         rt.registered_tasks,
         rt.sleeping_workers
     );
+    for (i, t) in rt.named_tasks.iter().enumerate() {
+        if i > 0 {
+            o.push(',');
+        }
+        let id = json_str(&t.id.to_string());
+        let _ = write!(o, "{{\"id\":{id},\"name\":{}}}", json_str(&t.name));
+    }
+    o.push_str("]}");
 }

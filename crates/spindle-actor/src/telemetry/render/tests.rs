@@ -103,3 +103,30 @@ fn json_renders_a_fixed_snapshot() {
     let want = include_str!("../testdata/graph.json");
     assert_eq!(json(&fixed_snapshot()), want);
 }
+
+/// A runtime's named tasks, from its metrics, in the runtime's object:
+/// id as the runtime's reports write it, name escaped.
+#[test]
+fn json_lists_the_runtimes_named_tasks() {
+    let rt = spindle::Builder::new_current_thread().build().unwrap();
+    let (tx, rx) = spindle::chan::oneshot::<()>();
+    let task = spindle::task::Builder::new()
+        .name("flush \"<now>\"")
+        .spawn_on(
+            async move {
+                let _ = rx.await;
+            },
+            rt.handle(),
+        );
+    rt.block_on(spindle::yield_now()); // its first poll enters the name
+    let mut snapshot = fixed_snapshot();
+    snapshot.runtime = rt.metrics();
+    let text = json(&snapshot);
+    let want = format!(
+        r#""named_tasks":[{{"id":"{}","name":"flush \"\u003cnow\u003e\""}}]}}"#,
+        task.id()
+    );
+    assert!(text.contains(&want), "{text}\nwants {want}");
+    drop(tx);
+    rt.block_on(task).unwrap();
+}
