@@ -153,8 +153,8 @@ impl Future for Tick<'_> {
             return Poll::Pending;
         };
         let s = match &mut e.sleep {
-            Some(s) if s.deadline() == Some(next) => s,
-            slot => slot.insert(time::sleep_until(next)),
+            Some(s) if s.deadline() == Some(next.into()) => s,
+            slot => slot.insert(time::sleep_until(next.into())),
         };
         if Pin::new(s).poll(cx).is_ready() {
             e.sleep = None;

@@ -153,7 +153,7 @@ impl RunningGraph {
                 Some(None) | None => Instant::now() + Duration::from_millis(200),
             };
             let mut stopped = self.stopped();
-            let mut sleep = spindle::time::sleep_until(deadline);
+            let mut sleep = spindle::time::sleep_until(deadline.into());
             std::future::poll_fn(|cx| {
                 if Pin::new(&mut stopped).poll(cx).is_ready()
                     || Pin::new(&mut sleep).poll(cx).is_ready()

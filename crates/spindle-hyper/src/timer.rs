@@ -39,16 +39,16 @@ impl Timer for SpindleTimer {
     }
 
     fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn Sleep>> {
-        Box::pin(SpindleSleep(spindle::time::sleep_until(deadline)))
+        Box::pin(SpindleSleep(spindle::time::sleep_until(deadline.into())))
     }
 
     fn now(&self) -> Instant {
-        spindle::time::now()
+        spindle::time::now().into_std()
     }
 
     fn reset(&self, sleep: &mut Pin<Box<dyn Sleep>>, new_deadline: Instant) {
         match sleep.as_mut().downcast_mut_pin::<SpindleSleep>() {
-            Some(ours) => ours.get_mut().0.reset(new_deadline),
+            Some(ours) => ours.get_mut().0.reset(new_deadline.into()),
             None => *sleep = self.sleep_until(new_deadline),
         }
     }
@@ -62,7 +62,7 @@ pub struct SpindleSleep(spindle::time::Sleep);
 impl SpindleSleep {
     /// When this sleep completes (`None`: never).
     pub fn deadline(&self) -> Option<Instant> {
-        self.0.deadline()
+        self.0.deadline().map(spindle::time::Instant::into_std)
     }
 }
 

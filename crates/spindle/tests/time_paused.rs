@@ -202,3 +202,31 @@ fn real_time_is_untouched_outside_a_paused_runtime() {
     std::thread::sleep(MS);
     assert!(time::now() >= a + MS);
 }
+
+/// `spindle::time::Instant` reads the runtime's clock, as Tokio's does: a
+/// test written with `Instant::now()` and `elapsed()` sees virtual time,
+/// while `std::time::Instant` keeps reading the real clock.
+#[test]
+fn the_runtimes_instant_follows_paused_time_and_std_does_not() {
+    paused().block_on(async {
+        let start = Instant::now();
+        let real = std::time::Instant::now();
+        time::sleep(HOUR).await;
+        assert!(start.elapsed() >= HOUR, "{:?}", start.elapsed());
+        assert!(real.elapsed() < HOUR);
+        assert_eq!(Instant::now(), time::now());
+        time::advance(HOUR).await;
+        assert!(Instant::now() - start >= 2 * HOUR);
+        // The same moment either way round.
+        assert_eq!(Instant::from_std(start.into_std()), start);
+        let std: std::time::Instant = start.into();
+        assert_eq!(Instant::from(std), start);
+        let mut later = start;
+        later += MS;
+        assert_eq!(later - start, MS);
+        assert_eq!(start - later, Duration::ZERO, "saturates, as std's");
+        assert_eq!(start.checked_duration_since(later), None);
+        later -= MS;
+        assert_eq!(later, start);
+    });
+}

@@ -418,7 +418,10 @@ async fn sleep_all(n: u64) -> u64 {
                 // held across the await would grow every task's cell.
                 let mut sleep = std::pin::pin!(spindle::time::sleep(sleep_duration(i)));
                 sleep.as_mut().await;
-                LATENESS.observe(sleep.deadline().expect("a finite sleep"), Instant::now());
+                LATENESS.observe(
+                    sleep.deadline().expect("a finite sleep").into_std(),
+                    Instant::now(),
+                );
                 i
             })
         })
@@ -585,7 +588,8 @@ async fn blocking_pressure(n: u64, workers: usize) -> Measured {
         let done = done.clone();
         spindle::spawn(async move {
             let mut beats = 0u64;
-            let mut ticks = spindle::time::interval_at(start + BLOCKING_SLEEP, BLOCKING_SLEEP);
+            let mut ticks =
+                spindle::time::interval_at((start + BLOCKING_SLEEP).into(), BLOCKING_SLEEP);
             while !done.load(Ordering::Acquire) {
                 ticks.tick().await;
                 beats += 1;

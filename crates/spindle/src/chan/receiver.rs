@@ -64,9 +64,13 @@ impl<T> Receiver<T> {
             .await
     }
 
-    /// Like [`Receiver::recv`], giving up at `deadline`.
+    /// Like [`Receiver::recv`], giving up at `deadline` on the runtime's
+    /// clock ([`crate::time::Instant`]).
     #[cfg(not(loom))]
-    pub async fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
+    pub async fn recv_deadline(
+        &self,
+        deadline: crate::time::Instant,
+    ) -> Result<T, RecvTimeoutError> {
         timed_recv(crate::time::timeout_at(deadline, self.recv()).await.ok())
     }
 

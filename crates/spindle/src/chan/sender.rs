@@ -87,12 +87,13 @@ impl<T> Sender<T> {
         self.send_deadline(value, deadline).await
     }
 
-    /// Like [`Sender::send`], giving up at `deadline`.
+    /// Like [`Sender::send`], giving up at `deadline` on the runtime's
+    /// clock ([`crate::time::Instant`]).
     #[cfg(not(loom))]
     pub async fn send_deadline(
         &self,
         value: T,
-        deadline: Instant,
+        deadline: crate::time::Instant,
     ) -> Result<(), SendTimeoutError<T>> {
         let mut fut = self.send(value);
         let mut sleep = crate::time::sleep_until(deadline);

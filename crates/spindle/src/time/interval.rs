@@ -1,10 +1,11 @@
 //! `Interval`: ticks at a fixed period, with a policy for missed ticks.
 
 use super::sleep::{sleep_until, Sleep};
+use super::Instant;
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What an [`Interval`] does when ticks were missed (the task was late).
 ///

@@ -9,8 +9,10 @@
 //!
 //! Time can be paused for tests ([`pause`], [`advance`], [`resume`],
 //! `Builder::start_paused`, `#[spindle::test(start_paused = true)]`):
-//! timers then follow a virtual clock, read with [`now`], that moves only
-//! when advanced or when every task is idle (`pause.rs`).
+//! timers then follow a virtual clock, read with [`Instant::now`] (or
+//! [`now`]), that moves only when advanced or when every task is idle
+//! (`pause.rs`). [`Instant`] is the standard library's with that one
+//! difference (`instant.rs`), as Tokio's `time::Instant`.
 //!
 //! A zero or past duration is ready at once (no timer is armed). A deadline
 //! too far to represent (`Duration::MAX`) waits forever. Timers are
@@ -32,15 +34,17 @@
 //! # });
 //! ```
 
+mod instant;
 mod interval;
 mod pause;
 mod sleep;
 mod timeout;
 
+pub use instant::Instant;
 pub use interval::{interval, interval_at, Interval, MissedTicks};
 pub use pause::{advance, now, pause, resume};
 #[cfg(not(loom))]
 pub(crate) use sleep::deadline_after;
 pub use sleep::{sleep, sleep_until, Sleep};
-pub use std::time::{Duration, Instant};
+pub use std::time::Duration;
 pub use timeout::{timeout, timeout_at, Elapsed, Timeout};

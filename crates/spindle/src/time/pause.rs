@@ -6,8 +6,9 @@
 //! (nothing to run, no ready I/O, no blocking call in flight) and the
 //! runtime moves it to the next timer's deadline at once (auto-advance).
 //! A test of a timeout of an hour then runs in microseconds, and runs the
-//! same every time. [`now`] is the runtime's clock; `Instant::now()` (the
-//! standard library's) keeps reading the real one.
+//! same every time. [`now`] and `spindle::time::Instant::now()` read the
+//! runtime's clock, as `tokio::time::Instant::now()` does; the standard
+//! library's `Instant::now()` keeps reading the real one.
 //!
 //! ```
 //! use std::time::Duration;
@@ -26,8 +27,14 @@ use crate::driver::clock::{Clock, ClockError};
 use std::time::{Duration, Instant};
 
 /// The current runtime's clock: paused time while it is paused, else the
-/// monotonic clock (also outside any runtime).
-pub fn now() -> Instant {
+/// monotonic clock (also outside any runtime). The same as
+/// [`Instant::now`](super::Instant::now).
+pub fn now() -> super::Instant {
+    super::Instant::now()
+}
+
+/// [`now`] as the timers keep it.
+pub(crate) fn clock_now() -> Instant {
     if !Clock::any_virtual() {
         return Instant::now();
     }

@@ -14,13 +14,14 @@
 //! has completed) does the first poll read the clock, so that those are
 //! ready at once, as documented.
 
+use super::Instant;
 use crate::driver::timers::{Armed, Slot};
 use crate::driver::Driver;
 use crate::sched_ref::SchedRef;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Waits until `duration` has passed (zero: ready at once).
 ///
@@ -141,7 +142,7 @@ impl Future for Sleep {
             let Some(deadline) = this.deadline else {
                 return Poll::Pending; // never: no timer needed, nothing will wake it
             };
-            match driver.timers.arm(shard, deadline, cx.waker()) {
+            match driver.timers.arm(shard, deadline.into_std(), cx.waker()) {
                 Armed::Due => Poll::Ready(()),
                 Armed::Filed { slot, notify } => {
                     if notify {

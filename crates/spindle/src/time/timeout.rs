@@ -2,10 +2,11 @@
 //! dropped (cancelled) and `Elapsed` returned.
 
 use super::sleep::{sleep, sleep_until, Sleep};
+use super::Instant;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Runs `future` for at most `duration`: `Ok(output)` if it finished first,
 /// `Err(Elapsed)` otherwise, the inner future then being dropped. The inner
