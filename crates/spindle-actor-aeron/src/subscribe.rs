@@ -133,26 +133,8 @@ impl<C> Job<C> {
         T: Send + 'static,
         C: Codec<T>,
     {
-        let subscription = self.open(&pod)?;
-        let subscription = match wait_for(
-            &ctx,
-            subscription,
-            |s| s.is_connected(),
-            self.options.connect_timeout,
-        )
-        .await
-        {
-            Ok(s) => s,
-            Err(_) if ctx.is_stopping() => return Ok(()),
-            Err(_) => {
-                return Err(AeronError::NoPeer {
-                    channel: self.stream.channel.clone(),
-                    stream_id: self.stream.stream_id,
-                    waited: self.options.connect_timeout,
-                    role: "publisher",
-                }
-                .into())
-            }
+        let Some(subscription) = self.connect(&ctx, &pod).await? else {
+            return Ok(()); // the graph began stopping before a publisher came
         };
         self.endpoint.set_connected(true);
         // A mutex (never contended) makes the handle, which is `Send` but
@@ -188,25 +170,54 @@ impl<C> Job<C> {
                 tx.mark_closed();
                 return Ok(());
             }
-            let connected = subscription
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .is_connected();
-            if !connected {
-                self.endpoint.set_connected(false);
-                return Err(AeronError::PeerGone {
-                    channel: self.stream.channel.clone(),
-                    stream_id: self.stream.stream_id,
-                    role: "publisher",
-                    at_sequence: next.lock().next,
-                }
-                .into());
-            }
+            self.still_connected(
+                &subscription.lock().unwrap_or_else(|e| e.into_inner()),
+                &next,
+            )?;
             if !ctx.is_running(|| tx.mark_closed()) {
                 return Ok(());
             }
             idler.idle().await;
         }
+    }
+
+    /// Opens the subscription and waits for a publisher to connect;
+    /// `None` when the graph began stopping first.
+    async fn connect(
+        &self,
+        ctx: &ActorContext,
+        pod: &Pod,
+    ) -> Result<Option<AeronSubscription>, AeronError> {
+        let subscription = self.open(pod)?;
+        let waited = self.options.connect_timeout;
+        match wait_for(ctx, subscription, |s| s.is_connected(), waited).await {
+            Ok(s) => Ok(Some(s)),
+            Err(_) if ctx.is_stopping() => Ok(None),
+            Err(_) => Err(AeronError::NoPeer {
+                channel: self.stream.channel.clone(),
+                stream_id: self.stream.stream_id,
+                waited,
+                role: "publisher",
+            }),
+        }
+    }
+
+    /// `PeerGone` once the publisher has left the stream.
+    fn still_connected(
+        &self,
+        s: &AeronSubscription,
+        next: &ActorState<Cursor>,
+    ) -> Result<(), AeronError> {
+        if s.is_connected() {
+            return Ok(());
+        }
+        self.endpoint.set_connected(false);
+        Err(AeronError::PeerGone {
+            channel: self.stream.channel.clone(),
+            stream_id: self.stream.stream_id,
+            role: "publisher",
+            at_sequence: next.lock().next,
+        })
     }
 
     /// Adds the subscription (blocking this actor's own thread until the
@@ -272,18 +283,7 @@ impl<C> Job<C> {
             stream_id: self.stream.stream_id,
             reason,
         };
-        match (cursor.session, from) {
-            (Some(session), Some(other)) if other != session => {
-                return Err(AeronError::SecondPublisher {
-                    channel: self.stream.channel.clone(),
-                    stream_id: self.stream.stream_id,
-                    session,
-                    other_session: other,
-                })
-            }
-            (None, Some(first)) => cursor.session = Some(first),
-            _ => {}
-        }
+        self.follow_session(cursor, from)?;
         let f = frame::parse(bytes).map_err(|e| bad(e.0))?;
         let tag = self.codec.tag();
         if f.tag != tag.hash {
@@ -317,6 +317,24 @@ impl<C> Job<C> {
         }
         cursor.next = f.sequence + u64::from(f.count);
         Ok(())
+    }
+
+    /// Notes the first publisher's session; a frame from another session
+    /// is `SecondPublisher`.
+    fn follow_session(&self, cursor: &mut Cursor, from: Option<i32>) -> Result<(), AeronError> {
+        match (cursor.session, from) {
+            (Some(session), Some(other)) if other != session => Err(AeronError::SecondPublisher {
+                channel: self.stream.channel.clone(),
+                stream_id: self.stream.stream_id,
+                session,
+                other_session: other,
+            }),
+            (None, Some(first)) => {
+                cursor.session = Some(first);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Records and reports messages `[from, to)` this subscriber never saw.
