@@ -166,25 +166,46 @@ impl<C> Job<C> {
                 continue;
             }
             let mut p = progress.lock();
-            let mut frame = Vec::with_capacity(HEADER + items.len() * self.codec.max_size());
-            frame::begin(&mut frame, Kind::Batch, tag, p.next);
-            self.codec.encode(&items, &mut frame);
-            frame::seal(&mut frame, items.len() as u32);
-            p.next += items.len() as u64;
+            let frame = self.encode_batch(&items, tag, &mut p);
             p.pending = Some(frame);
             items.clear();
         }
+        self.finish(&ctx, publication, &progress, tag).await?;
+        *session = None;
+        Ok(())
+    }
+
+    /// The frame of `items`, numbered from `progress.next`, which moves
+    /// past them.
+    fn encode_batch<T>(&self, items: &[T], tag: u64, progress: &mut Progress) -> Vec<u8>
+    where
+        C: Codec<T>,
+    {
+        let mut frame = Vec::with_capacity(HEADER + items.len() * self.codec.max_size());
+        frame::begin(&mut frame, Kind::Batch, tag, progress.next);
+        self.codec.encode(items, &mut frame);
+        frame::seal(&mut frame, items.len() as u32);
+        progress.next += items.len() as u64;
+        frame
+    }
+
+    /// Sends the end frame, then waits (up to the linger) for the
+    /// subscriber to leave once it has read it.
+    async fn finish(
+        &self,
+        ctx: &ActorContext,
+        publication: &Mutex<AeronExclusivePublication>,
+        progress: &ActorState<Progress>,
+        tag: u64,
+    ) -> Result<(), AeronError> {
         let total = progress.lock().next;
         let mut end = Vec::with_capacity(HEADER);
         frame::begin(&mut end, Kind::End, tag, total);
         frame::seal(&mut end, 0);
-        self.offer_until_taken(publication, end, &progress).await?;
+        self.offer_until_taken(publication, end, progress).await?;
         self.endpoint.set_ended();
-        // The subscriber leaves once it has read the end: wait for that,
-        // then close the session.
         let gone = |p: &&Mutex<AeronExclusivePublication>| !locked(p).is_connected();
-        let _ = wait_for(&ctx, publication, gone, self.options.linger).await;
-        *session = None;
+        let _ = wait_for(ctx, publication, gone, self.options.linger).await;
         Ok(())
     }
 
