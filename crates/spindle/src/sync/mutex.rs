@@ -53,15 +53,18 @@ impl<'a, T: ?Sized> Future for Lock<'a, T> {
     type Output = MutexGuard<'a, T>;
 
     #[inline]
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<MutexGuard<'a, T>> {
-        let this = &mut *self;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<MutexGuard<'a, T>> {
+        // SAFETY: `acquire` is structurally pinned: once set it is never
+        // moved out or replaced, only dropped in place with the `Lock`.
+        let this = unsafe { self.get_unchecked_mut() };
         let mutex = this.mutex;
         let acquire = match &mut this.acquire {
             Some(acquire) => acquire,
             None if mutex.sem.try_take_sole() => return Poll::Ready(mutex.guard()),
             None => this.acquire.insert(Acquire::new(&mutex.sem, 1)),
         };
-        match Pin::new(acquire).poll(cx) {
+        // SAFETY: as above: `acquire` stays where it is until dropped.
+        match unsafe { Pin::new_unchecked(acquire) }.poll(cx) {
             // The permit is ours now; the guard gives it back.
             Poll::Ready(Ok(())) => Poll::Ready(mutex.guard()),
             Poll::Ready(Err(_)) => unreachable!("a mutex's semaphore is never closed"),

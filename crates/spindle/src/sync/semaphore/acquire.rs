@@ -1,10 +1,22 @@
 //! [`Acquire`], the future of every async acquire: a lock-free first try,
 //! then the queue.
+//!
+//! Invariants:
+//! - A queued `Acquire` is pinned and holds its queue key; the queue holds
+//!   a pointer to its `granted` flag (`queue.rs`, `GrantFlag`).
+//! - `granted` is set only under the queue's lock, in the same hold that
+//!   frees the entry; after that the key is stale and never used again.
+//!   Every use of the key (a re-poll, the drop) reads `granted` first under
+//!   the lock, so it never touches an entry that was freed or reused.
+//! - The drop of a queued `Acquire` takes its entry out (or, if it was
+//!   served, gives its permits back) under the lock, before its memory is
+//!   freed: the queue never sets a flag that is gone.
 
-use super::queue::{Check, Enqueue};
+use super::queue::{Check, Enqueue, GrantFlag};
 use super::{AcquireError, Semaphore};
-use crate::loom::lock;
+use crate::loom::{lock, AtomicBool, Ordering};
 use std::future::Future;
+use std::marker::PhantomPinned;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -15,15 +27,26 @@ pub(in crate::sync) struct Acquire<'a> {
     n: usize,
     /// Its key in the queue, once queued.
     key: Option<usize>,
+    /// Set by the queue when it served this acquire in full (module
+    /// invariants); read by later polls without the lock.
+    granted: AtomicBool,
+    /// The queue points at `granted`: the future must not move once queued.
+    _pinned: PhantomPinned,
 }
 
 impl<'a> Acquire<'a> {
     pub(in crate::sync) fn new(sem: &'a Semaphore, n: usize) -> Acquire<'a> {
-        Acquire { sem, n, key: None }
+        Acquire {
+            sem,
+            n,
+            key: None,
+            granted: AtomicBool::new(false),
+            _pinned: PhantomPinned,
+        }
     }
 
     /// The first poll: take the permits, or queue with those free now.
-    fn start(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), AcquireError>> {
+    fn start(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), AcquireError>> {
         if self.n > Semaphore::MAX_PERMITS {
             return Poll::Ready(Err(AcquireError {
                 too_many: Some(self.n),
@@ -34,12 +57,17 @@ impl<'a> Acquire<'a> {
             Err(super::TryAcquireError::Closed) => return Poll::Ready(Err(AcquireError::closed())),
             Err(super::TryAcquireError::NoPermits) => {}
         }
-        let mut q = lock(&self.sem.queue);
-        match q.enqueue(&self.sem.word, self.n, cx.waker()) {
+        // SAFETY: nothing is moved out; `key` is plain data.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: `this` is pinned, so `granted` stays in place; the drop
+        // takes the entry out under the lock first (module invariants).
+        let flag = unsafe { GrantFlag::new(&this.granted) };
+        let mut q = lock(&this.sem.queue);
+        match q.enqueue(&this.sem.word, this.n, cx.waker(), flag) {
             Enqueue::Taken => Poll::Ready(Ok(())),
             Enqueue::Closed => Poll::Ready(Err(AcquireError::closed())),
             Enqueue::Queued(key) => {
-                self.key = Some(key);
+                this.key = Some(key);
                 Poll::Pending
             }
         }
@@ -47,13 +75,18 @@ impl<'a> Acquire<'a> {
 
     /// A later poll: served, closed, or still waiting.
     fn check(&mut self, key: usize, cx: &mut Context<'_>) -> Poll<Result<(), AcquireError>> {
+        if self.granted.load(Ordering::Acquire) {
+            self.key = None;
+            return Poll::Ready(Ok(()));
+        }
         let mut q = lock(&self.sem.queue);
+        // Served since the load above: the key is stale.
+        if self.granted.load(Ordering::Acquire) {
+            self.key = None;
+            return Poll::Ready(Ok(()));
+        }
         match q.check(&self.sem.word, key, cx.waker()) {
             Check::Waiting => Poll::Pending,
-            Check::Granted => {
-                self.key = None;
-                Poll::Ready(Ok(()))
-            }
             Check::Closed => {
                 self.key = None;
                 Poll::Ready(Err(AcquireError::closed()))
@@ -65,10 +98,11 @@ impl<'a> Acquire<'a> {
 impl Future for Acquire<'_> {
     type Output = Result<(), AcquireError>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.key {
             None => self.start(cx),
-            Some(key) => self.check(key, cx),
+            // SAFETY: `check` moves nothing out of the pinned future.
+            Some(key) => unsafe { self.get_unchecked_mut() }.check(key, cx),
         }
     }
 }
@@ -78,7 +112,16 @@ impl Drop for Acquire<'_> {
         let Some(key) = self.key else {
             return; // never queued, or finished
         };
-        let wakers = lock(&self.sem.queue).cancel(&self.sem.word, key, self.n);
+        let wakers = {
+            let mut q = lock(&self.sem.queue);
+            if self.granted.load(Ordering::Acquire) {
+                // Served but never told: its entry is gone, its permits
+                // go on to the next waiters.
+                q.hand_out(&self.sem.word, self.n)
+            } else {
+                q.cancel(&self.sem.word, key)
+            }
+        };
         wakers.wake();
     }
 }

@@ -144,3 +144,36 @@ fn a_sole_release_racing_a_queueing_acquire_is_not_lost() {
         assert!(sem.try_take_sole(), "a free permit with nobody queued");
     });
 }
+
+/// A waiter served by a release racing a second acquire that queues: the
+/// served waiter's entry is freed at once, so the second may get the same
+/// key. The first is then dropped without being told: it must give its
+/// permit on (to the second) and never touch the key it held.
+#[test]
+fn a_served_waiter_dropped_untold_passes_its_permit_on() {
+    loom::model(|| {
+        let sem = crate::loom::Arc::new(Semaphore::new(0));
+        let count = std::sync::Arc::new(Count::default());
+        let waker = Waker::from(count.clone());
+        let mut first = Box::pin(Acquire::new(&sem, 1));
+        assert!(poll_once(first.as_mut(), &waker).is_pending());
+        let releaser = {
+            let sem = sem.clone();
+            thread::spawn(move || sem.release(1))
+        };
+        let mut second = Box::pin(Acquire::new(&sem, 1));
+        assert!(
+            poll_once(second.as_mut(), &waker).is_pending(),
+            "the permit is the first waiter's"
+        );
+        releaser.join().unwrap();
+        drop(first);
+        assert!(matches!(
+            poll_once(second.as_mut(), &waker),
+            Poll::Ready(Ok(()))
+        ));
+        assert_eq!(sem.available_permits(), 0);
+        drop(second);
+        assert_eq!(sem.available_permits(), 0, "the second holds it now");
+    });
+}

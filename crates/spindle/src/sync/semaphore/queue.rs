@@ -3,15 +3,23 @@
 //! cancelled waiter leaves from anywhere in O(1). Every change here that
 //! can empty or fill the queue ends by [`Queue::settle`], which keeps the
 //! word's `WAITING` bit equal to "the queue is not empty".
+//!
+//! A waiter served in full leaves the queue at once: the hand-out sets the
+//! `granted` flag inside its pinned `Acquire` ([`GrantFlag`]), under the
+//! lock, and frees its entry, so that the waiter's next poll reads the flag
+//! and takes no lock. The flag's pointer is used only under the lock and
+//! only while the entry is queued; an `Acquire` takes its entry out under
+//! the lock before it is dropped (`acquire.rs`), so the flag is alive
+//! whenever it is set.
 
 use super::word;
 use crate::linked_slab::{LinkedSlab, NIL};
-use crate::loom::{AtomicUsize, Ordering};
+use crate::loom::{AtomicBool, AtomicUsize, Ordering};
+use std::ptr::NonNull;
 use std::task::Waker;
 
 pub(super) struct Queue {
-    /// Waiters: linked while queued, unlinked once served in full
-    /// (`granted`) until their futures see it.
+    /// Waiters still queued; one served in full leaves at once.
     list: LinkedSlab<Waiter>,
 }
 
@@ -28,9 +36,33 @@ struct Waiter {
     needed: usize,
     /// Permits already handed to it.
     assigned: usize,
-    /// Served in full; its future has not yet seen it.
-    granted: bool,
+    /// Set once it is served in full (module docs).
+    granted: GrantFlag,
     waker: Option<Waker>,
+}
+
+/// Where the queue tells a waiter it has been served: the `granted` flag
+/// inside the waiter's pinned `Acquire`.
+pub(super) struct GrantFlag(NonNull<AtomicBool>);
+
+// SAFETY: the pointee is an atomic, set from whichever thread serves the
+// waiter; `GrantFlag::new`'s contract keeps it alive while it may be set.
+unsafe impl Send for GrantFlag {}
+
+impl GrantFlag {
+    /// # Safety
+    /// `flag` stays in place and alive until its owner has taken its entry
+    /// out of the queue, under the queue's lock (or seen it served).
+    pub(super) unsafe fn new(flag: &AtomicBool) -> GrantFlag {
+        GrantFlag(NonNull::from(flag))
+    }
+
+    /// Tells the waiter it was served in full (its entry is let go next).
+    fn grant(&self) {
+        // SAFETY: we hold the queue's lock and the waiter's entry is still
+        // queued, so by `new`'s contract the flag is alive and in place.
+        unsafe { self.0.as_ref() }.store(true, Ordering::Release);
+    }
 }
 
 /// The wakers a hand-out collected, woken once the lock is released;
@@ -64,9 +96,8 @@ pub(super) enum Enqueue {
     Queued(usize),
 }
 
-/// What a later poll of a queued acquire finds.
+/// What a later poll of a queued acquire that was not yet served finds.
 pub(super) enum Check {
-    Granted,
     Waiting,
     /// Closed before it was served: what it held went back to `free`.
     Closed,
@@ -86,7 +117,13 @@ impl Queue {
     /// Takes `n` permits if they are free and nobody is queued, else
     /// queues a waiter for them holding every free permit; one
     /// compare-exchange either way, so a release in between is never lost.
-    pub(super) fn enqueue(&mut self, word: &AtomicUsize, n: usize, waker: &Waker) -> Enqueue {
+    pub(super) fn enqueue(
+        &mut self,
+        word: &AtomicUsize,
+        n: usize,
+        waker: &Waker,
+        granted: GrantFlag,
+    ) -> Enqueue {
         let mut cur = word.load(Ordering::Acquire);
         loop {
             if word::closed(cur) {
@@ -110,21 +147,17 @@ impl Queue {
         let key = self.list.alloc(Waiter {
             needed: n - assigned,
             assigned,
-            granted: false,
+            granted,
             waker: Some(waker.clone()),
         });
         self.list.link_back(key);
         Enqueue::Queued(key)
     }
 
-    /// A later poll of the waiter `key`: served (its key released), still
-    /// waiting (its waker refreshed), or failed by a close.
+    /// A later poll of the queued waiter `key` (not served: its flag is
+    /// clear): still waiting (its waker refreshed), or failed by a close.
     pub(super) fn check(&mut self, word: &AtomicUsize, key: usize, waker: &Waker) -> Check {
         let w = &mut self.list[key];
-        if w.granted {
-            self.list.release(key);
-            return Check::Granted;
-        }
         if !word::closed(word.load(Ordering::Acquire)) {
             match &mut w.waker {
                 Some(old) if old.will_wake(waker) => {}
@@ -142,18 +175,12 @@ impl Queue {
         Check::Closed
     }
 
-    /// A pending acquire of `n` dropped: what it held goes to the next
-    /// waiters, and its key is released.
-    pub(super) fn cancel(&mut self, word: &AtomicUsize, key: usize, n: usize) -> Wakers {
-        // Served in full but never told: all `n` go on; still queued: what
-        // it was handed so far goes on.
-        let w = &mut self.list[key];
-        let held = if w.granted { n } else { w.assigned };
-        let queued = !w.granted;
-        w.waker = None;
-        if queued {
-            self.list.unlink(key);
-        }
+    /// The queued waiter `key` (not served: its flag is clear) was
+    /// dropped: it leaves, and what it had been handed goes to the next
+    /// waiters.
+    pub(super) fn cancel(&mut self, word: &AtomicUsize, key: usize) -> Wakers {
+        let held = self.list[key].assigned;
+        self.list.unlink(key);
         self.list.release(key);
         self.hand_out(word, held)
     }
@@ -175,11 +202,12 @@ impl Queue {
             if w.needed > 0 {
                 break;
             }
-            w.granted = true;
+            w.granted.grant();
             if let Some(waker) = w.waker.take() {
                 wakers.push(waker);
             }
             self.list.unlink(k);
+            self.list.release(k);
         }
         self.settle(word, n);
         wakers
