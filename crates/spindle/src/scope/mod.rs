@@ -407,7 +407,8 @@ impl<F: Future, E> Future for Child<F, E> {
             Err(payload) => {
                 // The scope keeps the payload; this child's handle gets the message.
                 let message = panic_message(&*payload);
-                // A child is polled as its own task, so it has an id.
+                // A child is polled as its own task, so it has an id; the
+                // scope's own would stand in for one polled any other way.
                 let id = crate::task::try_id().unwrap_or_else(|| scope.id());
                 scope.fail(Failure::Panic(payload, id));
                 resume_unwind(Box::new(message))
