@@ -164,8 +164,9 @@ impl<T: ?Sized> Mutex<T> {
 impl<T: ?Sized> Mutex<T> {
     /// [`lock`](Mutex::lock) for a guard that owns the mutex through an `Arc`.
     pub async fn lock_owned(self: Arc<Self>) -> OwnedMutexGuard<T> {
-        let permit = self.sem.acquire().await.expect("a mutex is never closed");
-        permit.forget();
+        // The borrowed lock's path (fast first try, then the queue); its
+        // guard is forgotten, so the lock passes to the owned guard.
+        std::mem::forget(self.lock().await);
         OwnedMutexGuard { lock: self }
     }
 
