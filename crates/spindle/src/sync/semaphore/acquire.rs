@@ -73,16 +73,24 @@ impl<'a> Acquire<'a> {
         }
     }
 
+    /// Whether the queue has served this acquire; if so its key, now
+    /// stale, is dropped.
+    fn take_if_served(&mut self) -> bool {
+        let served = self.granted.load(Ordering::Acquire);
+        if served {
+            self.key = None;
+        }
+        served
+    }
+
     /// A later poll: served, closed, or still waiting.
     fn check(&mut self, key: usize, cx: &mut Context<'_>) -> Poll<Result<(), AcquireError>> {
-        if self.granted.load(Ordering::Acquire) {
-            self.key = None;
+        if self.take_if_served() {
             return Poll::Ready(Ok(()));
         }
         let mut q = lock(&self.sem.queue);
-        // Served since the load above: the key is stale.
-        if self.granted.load(Ordering::Acquire) {
-            self.key = None;
+        // Served since the look above: the key is stale.
+        if self.take_if_served() {
             return Poll::Ready(Ok(()));
         }
         match q.check(&self.sem.word, key, cx.waker()) {
