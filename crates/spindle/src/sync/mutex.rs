@@ -40,8 +40,9 @@ unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
 unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
 
 /// The future of [`Mutex::lock`]. Its first poll takes a free lock with
-/// one compare-exchange (`Semaphore::try_take_sole`) and builds no acquire; only a lock that is held
-/// queues (and the queue is the semaphore's, so fair and cancel-safe).
+/// one compare-exchange (`Semaphore::try_take_sole`) and builds no
+/// acquire; only a lock that is held queues (and the queue is the
+/// semaphore's, so fair and cancel-safe).
 #[must_use = "futures do nothing unless polled"]
 pub struct Lock<'a, T: ?Sized> {
     mutex: &'a Mutex<T>,
