@@ -45,7 +45,7 @@ impl Instant {
 
     /// As [`duration_since`](Instant::duration_since).
     pub fn saturating_duration_since(&self, earlier: Instant) -> Duration {
-        self.0.saturating_duration_since(earlier.0)
+        self.duration_since(earlier)
     }
 
     /// The time since `self` on the runtime's clock ([`Instant::now`]).
