@@ -195,6 +195,25 @@ fn a_receive_loop_over_a_full_channel_lets_a_sleeper_run() {
     );
 }
 
+/// A loop of uncontended locks and acquires, each ready at its first poll:
+/// the budget makes it yield to a sleeper, as a channel loop does.
+#[test]
+fn a_lock_loop_over_an_uncontended_mutex_lets_a_sleeper_run() {
+    a_sleeper_wakes_beside(
+        "a 300 ms lock and acquire loop",
+        Duration::from_millis(200),
+        |start| async move {
+            let mutex = spindle::sync::Mutex::new(0u64);
+            let semaphore = spindle::sync::Semaphore::new(1);
+            while start.elapsed() < Duration::from_millis(300) {
+                *mutex.lock().await += 1;
+                drop(semaphore.acquire().await.unwrap());
+            }
+            mutex.into_inner()
+        },
+    );
+}
+
 /// Task `a` opens a gate task `b` waits at, then computes without yielding
 /// until `b` has run or `limit` passed; returns when `b` ran (from the
 /// gate's opening), if it did meanwhile. Two workers, no hand-off: `b`

@@ -53,19 +53,31 @@ pub struct Lock<'a, T: ?Sized> {
 impl<'a, T: ?Sized> Future for Lock<'a, T> {
     type Output = MutexGuard<'a, T>;
 
+    /// Spends a unit of the task's budget when it takes the lock, as an
+    /// acquire does, so that a loop of uncontended locks still yields.
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<MutexGuard<'a, T>> {
         // SAFETY: `acquire` is structurally pinned: once set it is never
-        // moved out or replaced, only dropped in place with the `Lock`.
+        // moved out or replaced, only dropped in place with the `Lock`
+        // (`poll_unbudgeted` keeps to that).
         let this = unsafe { self.get_unchecked_mut() };
-        let mutex = this.mutex;
-        let acquire = match &mut this.acquire {
+        crate::task::coop::spend(cx, |cx| this.poll_unbudgeted(cx))
+    }
+}
+
+impl<'a, T: ?Sized> Lock<'a, T> {
+    /// One poll of the pinned `Lock` (see `poll`), spending no budget.
+    #[inline]
+    fn poll_unbudgeted(&mut self, cx: &mut Context<'_>) -> Poll<MutexGuard<'a, T>> {
+        let mutex = self.mutex;
+        let acquire = match &mut self.acquire {
             Some(acquire) => acquire,
             None if mutex.sem.try_take_sole() => return Poll::Ready(mutex.guard()),
-            None => this.acquire.insert(Acquire::new(&mutex.sem, 1)),
+            None => self.acquire.insert(Acquire::new(&mutex.sem, 1)),
         };
-        // SAFETY: as above: `acquire` stays where it is until dropped.
-        match unsafe { Pin::new_unchecked(acquire) }.poll(cx) {
+        // SAFETY: `self` is the pinned `Lock` (`poll`), and `acquire` stays
+        // where it is until dropped with it.
+        match unsafe { Pin::new_unchecked(acquire) }.poll_unbudgeted(cx) {
             // The permit is ours now; the guard gives it back.
             Poll::Ready(Ok(())) => Poll::Ready(mutex.guard()),
             Poll::Ready(Err(_)) => unreachable!("a mutex's semaphore is never closed"),

@@ -103,15 +103,29 @@ impl<'a> Acquire<'a> {
     }
 }
 
-impl Future for Acquire<'_> {
-    type Output = Result<(), AcquireError>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+impl Acquire<'_> {
+    /// One poll that spends no cooperative budget: for a future that
+    /// spends its own unit around it (the mutex's `Lock`).
+    pub(in crate::sync) fn poll_unbudgeted(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), AcquireError>> {
         match self.key {
             None => self.start(cx),
             // SAFETY: `check` moves nothing out of the pinned future.
             Some(key) => unsafe { self.get_unchecked_mut() }.check(key, cx),
         }
+    }
+}
+
+impl Future for Acquire<'_> {
+    type Output = Result<(), AcquireError>;
+
+    /// Spends a unit of the task's budget when it completes, as a channel
+    /// operation does, so that a loop of acquires that are always ready
+    /// still yields (`task/coop.rs`).
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        crate::task::coop::spend(cx, |cx| self.poll_unbudgeted(cx))
     }
 }
 
