@@ -7,7 +7,8 @@
 //! Each operation that could have made the task wait spends one unit when
 //! it completes: a channel send or receive, a `select!`, awaiting a
 //! `JoinHandle` or a `Fork` (an inline run included), a timer, a socket's
-//! readiness. An operation that returns `Pending` for its own reasons gets
+//! readiness, a `Semaphore` acquire or a `Mutex` lock (and so an `RwLock`
+//! or `OnceCell` wait), a `watch` change. An operation that returns `Pending` for its own reasons gets
 //! its unit back ([`Progress`]).
 //!
 //! A spent budget is a moment to look at the clock, not yet a yield: the
