@@ -53,6 +53,8 @@ pub const PEER_CRATES: &[&str] = &[
     "smol",
     "async-executor",
     "may",
+    "monoio",
+    "local-sync",
     "steady_state",
     "rusteron-client",
 ];

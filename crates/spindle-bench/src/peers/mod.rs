@@ -66,6 +66,11 @@ pub const RUST_PEERS: &[RustPeer] = &[
         bin: "peer-may",
     },
     RustPeer {
+        name: "monoio",
+        package: "spindle-peer-monoio",
+        bin: "peer-monoio",
+    },
+    RustPeer {
         name: "std",
         package: "spindle-peer-std",
         bin: "peer-std",
@@ -138,6 +143,7 @@ pub const KNOWN: &[&str] = &[
     "tokio",
     "smol",
     "may",
+    "monoio",
     "steady_state",
     "std",
     "rayon",

@@ -23,6 +23,7 @@ pub(super) fn color(peer: &str) -> &'static str {
         "kanal" => "#bcbd22",
         "smol" => "#e377c2",
         "may" => "#393b79",
+        "monoio" => "#637939",
         _ => "#7f7f7f",
     }
 }
