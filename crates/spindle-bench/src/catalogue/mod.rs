@@ -4,12 +4,13 @@
 //! leaves out. The types and the rules they obey are in
 //! [`crate::workloads`]; this file is only the table, the formulas are in
 //! `expected.rs`, the published figures' sources in `published.rs`, the
-//! shorthand rows are written in in `row.rs` and the synchronisation rows
-//! in `sync.rs`.
+//! shorthand rows are written in in `row.rs`, the pipeline rows in
+//! `pipeline.rs` and the synchronisation rows in `sync.rs`.
 
 #[macro_use]
 mod row;
 mod expected;
+mod pipeline;
 mod published;
 mod sync;
 
@@ -17,8 +18,7 @@ pub use expected::tri;
 
 use crate::workloads::{SeedFigure, Workload};
 use expected::{
-    e_async_compute, e_blocking, e_fib, e_fizzbuzz, e_primes, e_sum_1_to_n, e_sum_squares,
-    e_times_10, e_times_20, e_times_5, e_tri,
+    e_async_compute, e_blocking, e_fib, e_fizzbuzz, e_primes, e_sum_1_to_n, e_sum_squares, e_tri,
 };
 use published::{cc, coflux, seq, ss, wyn};
 use row::{concat, skip_parking_threads, skip_std};
@@ -30,13 +30,20 @@ const AERON_KEYS: &[&str] = &["hb_p50_us", "hb_p99_us"];
 
 /// The whole catalogue, in the order of `docs/bench-catalogue.md`.
 pub static CATALOGUE: &[Workload] = &concat::<
-    { CORE.len() },
+    { TASKS_AND_PIPELINES.len() },
     { sync::ROWS.len() },
-    { CORE.len() + sync::ROWS.len() },
->(CORE, sync::ROWS);
+    { TASKS_AND_PIPELINES.len() + sync::ROWS.len() },
+>(TASKS_AND_PIPELINES, sync::ROWS);
 
-/// The rows up to the pipelines: tasks, channels, timers, fork–join.
-const CORE: [Workload; 41] = [
+/// [`CORE`] and then the pipeline rows.
+const TASKS_AND_PIPELINES: [Workload; CORE.len() + pipeline::ROWS.len()] = concat::<
+    { CORE.len() },
+    { pipeline::ROWS.len() },
+    { CORE.len() + pipeline::ROWS.len() },
+>(CORE, pipeline::ROWS);
+
+/// The rows before the pipelines: tasks, channels, timers, fork–join.
+const CORE: [Workload; 35] = [
     w!(
         "skynet",
         "concurrency",
@@ -528,76 +535,4 @@ const CORE: [Workload; 41] = [
         NO_KEYS,
         NONE
     ),
-    skip_std(w!(
-        "pipeline_1x5",
-        "pipeline",
-        "1 chain of 5 sequential stage tasks",
-        100_000,
-        10_000,
-        160,
-        e_times_5,
-        "pipelines",
-        NO_KEYS,
-        NONE
-    )),
-    skip_std(w!(
-        "pipeline_4x10",
-        "pipeline",
-        "4 concurrent chains of 10 sequential stage tasks",
-        100_000,
-        10_000,
-        160,
-        e_times_10,
-        "pipelines",
-        NO_KEYS,
-        NONE
-    )),
-    skip_std(w!(
-        "pipeline_8x5",
-        "pipeline",
-        "8 concurrent chains of 5 sequential stage tasks",
-        100_000,
-        10_000,
-        160,
-        e_times_5,
-        "pipelines",
-        NO_KEYS,
-        &[coflux(4670.0, "~214 K/s, ~4.67 µs/pipeline (C=8, D=5)")]
-    )),
-    skip_std(w!(
-        "pipeline_8x10",
-        "pipeline",
-        "8 concurrent chains of 10 sequential stage tasks",
-        100_000,
-        10_000,
-        160,
-        e_times_10,
-        "pipelines",
-        NO_KEYS,
-        NONE
-    )),
-    skip_std(w!(
-        "pipeline_16x10",
-        "pipeline",
-        "16 concurrent chains of 10 sequential stage tasks",
-        100_000,
-        10_000,
-        160,
-        e_times_10,
-        "pipelines",
-        NO_KEYS,
-        NONE
-    )),
-    skip_std(w!(
-        "pipeline_8x20",
-        "pipeline",
-        "8 concurrent chains of 20 sequential stage tasks",
-        100_000,
-        10_000,
-        160,
-        e_times_20,
-        "pipelines",
-        NO_KEYS,
-        NONE
-    )),
 ];
