@@ -16,10 +16,11 @@
 //!
 //! Primitives by group of rows:
 //! - tasks (skynet, spawn_*, async_trivial, spawn_nursery, block_all,
-//!   spawn_sequential): `monoio::spawn` and awaiting its `JoinHandle`, the
-//!   only join monoio has. skynet gives the root's ten subtrees to the cores
-//!   in turn; below the root every node spawns its children on its own core.
-//!   The spawn rows give core `c` the tasks `c, c + W, …`.
+//!   spawn_sequential, pipelines): `monoio::spawn` and awaiting its
+//!   `JoinHandle`, the only join monoio has. skynet gives the root's ten
+//!   subtrees to the cores in turn; below the root every node spawns its
+//!   children on its own core. The spawn rows give core `c` the tasks `c,
+//!   c + W, …`; the pipeline rows give it the chains `c, c + W, …`.
 //! - channels (chan_single, chan_buffered, pingpong): `local-sync`'s bounded
 //!   `mpsc`, the single-thread channel of monoio's authors, between tasks on
 //!   one core: thread-per-core code keeps a channel's two ends on one core.
@@ -34,8 +35,8 @@
 
 use monoio::{FusionDriver, RuntimeBuilder};
 use spindle_peer_common::catalogue::{
-    sleep_duration, strided, BLOCK_ALL_BATCH, CHAN_CAPACITY, NURSERY_BATCH, PINGPONG_CAPACITY,
-    SKYNET_FANOUT,
+    chain_share, pipeline_shape, sleep_duration, strided, BLOCK_ALL_BATCH, CHAN_CAPACITY,
+    NURSERY_BATCH, PINGPONG_CAPACITY, SKYNET_FANOUT,
 };
 use spindle_peer_common::kernels;
 use spindle_peer_common::witness::Lateness;
@@ -58,6 +59,7 @@ fn support(workload: &str) -> Support {
         "skynet" | "spawn_10k" | "spawn_100k" | "spawn_1m" | "async_trivial" | "spawn_nursery"
         | "block_all" | "spawn_sequential" | "chan_single" | "chan_buffered" | "pingpong"
         | "sleep_1m" | "fib" | "sum_squares" | "primes" => Ok(()),
+        w if pipeline_shape(w).is_some() => Ok(()),
         "skynet_fork" | "fork_inline" | "fork_pool" => {
             Err("monoio has no fork-join API whose join runs the child inline")
         }
@@ -70,8 +72,8 @@ fn support(workload: &str) -> Support {
              worker to take them, and the row measures exactly that hand-over",
         ),
         _ => Err(
-            "not written for the monoio peer: it covers the spawn, skynet, timer, \
-                  one-core channel and compute rows",
+            "not written for the monoio peer: it covers the spawn, skynet, pipeline, \
+             timer, one-core channel and compute rows",
         ),
     }
 }
@@ -96,6 +98,10 @@ fn run(req: &Request) -> Measured {
         "fib" => on_cores(1, |_| in_task(move || kernels::fib(n))),
         "sum_squares" => on_cores(1, |_| in_task(move || kernels::sum_squares(n))),
         "primes" => on_cores(1, |_| in_task(move || kernels::count_primes(n))),
+        row if pipeline_shape(row).is_some() => {
+            let (chains, depth) = pipeline_shape(row).expect("a pipeline row");
+            on_cores(w, |core| pipelines(core as u64, w as u64, n, chains, depth))
+        }
         other => unreachable!("`{other}` is listed unsupported"),
     }
 }
@@ -205,6 +211,35 @@ async fn spawn_sequential(n: u64) -> u64 {
     let mut sum = 0;
     for i in 0..n {
         sum += monoio::spawn(async move { i }).await;
+    }
+    sum
+}
+
+/// pipeline_CxD on core `core` of `cores`: the chains `core, core + cores,
+/// …`, each a task running its share of the n executions one after
+/// another; an execution is D stage tasks, each spawned with the previous
+/// stage's handle, awaiting it and adding one (stage 0 returns 1).
+async fn pipelines(core: u64, cores: u64, n: u64, chains: u64, depth: u64) -> u64 {
+    let chains: Vec<_> = strided(core, cores, chains)
+        .map(|c| {
+            let runs = chain_share(n, chains, c);
+            monoio::spawn(async move {
+                let mut sum = 0;
+                for _ in 0..runs {
+                    let mut stage = monoio::spawn(async { 1u64 });
+                    for _ in 1..depth {
+                        let prev = stage;
+                        stage = monoio::spawn(async move { prev.await + 1 });
+                    }
+                    sum += stage.await;
+                }
+                sum
+            })
+        })
+        .collect();
+    let mut sum = 0;
+    for c in chains {
+        sum += c.await;
     }
     sum
 }
