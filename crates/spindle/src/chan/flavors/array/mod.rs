@@ -74,6 +74,24 @@
 //! and receives on one thread, which the guess avoids (`docs/profiles.md`,
 //! "Claims that guess").
 //!
+//! # The fast-path set
+//! Each side is the two phases crossbeam's ring has (an inlined first try,
+//! a cold loop) plus what the two mechanisms above need, and nothing
+//! else:
+//! - `try_push` / `try_pop`: the operation, the inlined try then the loop;
+//! - `push_fast` / `pop_fast`: the inlined try, which the futures call
+//!   directly so that a full or empty ring can register at once;
+//! - `push_owned` / `pop_owned`: the try on an owned word (a plain claim);
+//!   `pop_cas`: the try by guessed, then loaded, CAS (the send's is the
+//!   loop inside `push_fast`);
+//! - `push_missed` / `pop_missed`: what a failed try reports, one copy for
+//!   both kinds of try;
+//! - `push_slow` / `pop_slow`: the loop;
+//! - `push_run` / `pop_batch`: the batch operations, one claim for a run.
+//!
+//! Dropping a mechanism (owned words, guessed claims) would drop its pair
+//! of functions; `docs/profiles.md` ("chan_single") has what each saves.
+//!
 //! # Files
 //! - `slots.rs`: the slots and their layout (messages of 128 bytes or more
 //!   start on a cache line).
