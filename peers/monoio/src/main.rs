@@ -11,8 +11,9 @@
 //! on one core.
 //!
 //! Timing ([`on_cores`]): each core builds its runtime, then all wait at one
-//! barrier; the timed region runs from the barrier until the last core has
-//! reported its share. Building and dropping the runtimes are outside it.
+//! barrier; the timed region runs from the first core's start after the
+//! barrier to the last core's end. Building and dropping the runtimes are
+//! outside it.
 //!
 //! Primitives by group of rows:
 //! - tasks (skynet, spawn_*, async_trivial, spawn_nursery, block_all,
@@ -107,15 +108,18 @@ fn run(req: &Request) -> Measured {
 }
 
 /// Runs `share(c)` on core `c` for `c in 0..cores`, each core a thread with
-/// its own runtime, and sums the shares. The timed region starts when every
-/// runtime is built and ends when the last share is in.
+/// its own runtime, and sums the shares. Each core notes when it left the
+/// barrier that waits for every runtime to be built, and when its share
+/// was done; the timed region runs from the first start to the last end.
+/// (Taken on the main thread, the start could come after a share had
+/// already run: the main thread may wait for a CPU once the barrier opens.)
 fn on_cores<F, Fut>(cores: usize, share: F) -> Measured
 where
     F: Fn(usize) -> Fut + Sync,
     Fut: Future<Output = u64>,
 {
-    let start_line = Barrier::new(cores + 1);
-    let (done, shares) = mpsc::channel::<u64>();
+    let start_line = Barrier::new(cores);
+    let (done, shares) = mpsc::channel::<Share>();
     std::thread::scope(|s| {
         for core in 0..cores {
             let (share, start_line, done) = (&share, &start_line, done.clone());
@@ -125,17 +129,27 @@ where
                     .build()
                     .expect("a monoio runtime");
                 start_line.wait();
-                let r = rt.block_on(share(core));
-                done.send(r).expect("the main thread waits for every share");
+                let start = Instant::now();
+                let sum = rt.block_on(share(core));
+                let end = Instant::now();
+                done.send(Share { sum, start, end })
+                    .expect("the main thread waits for every share");
             });
         }
-        start_line.wait();
-        let start = Instant::now();
-        let sum: u64 = (0..cores)
-            .map(|_| shares.recv().expect("every core sends its share"))
-            .sum();
-        Measured::new(sum, start.elapsed())
+        drop(done);
+        let shares: Vec<Share> = shares.iter().collect();
+        assert_eq!(shares.len(), cores, "every core sends its share");
+        let start = shares.iter().map(|s| s.start).min().expect("a core");
+        let end = shares.iter().map(|s| s.end).max().expect("a core");
+        Measured::new(shares.iter().map(|s| s.sum).sum::<u64>(), end - start)
     })
+}
+
+/// What one core reports: its share's result and when it ran.
+struct Share {
+    sum: u64,
+    start: Instant,
+    end: Instant,
 }
 
 /// A compute kernel in a task of its own.
