@@ -214,6 +214,31 @@ fn a_lock_loop_over_an_uncontended_mutex_lets_a_sleeper_run() {
     );
 }
 
+/// A loop of waits that are always over at their first poll (a stored
+/// notification, an empty wait group, a barrier of one): the budget makes
+/// it yield to a sleeper, as a lock loop does.
+#[test]
+fn a_loop_of_waits_that_are_always_over_lets_a_sleeper_run() {
+    a_sleeper_wakes_beside(
+        "a 300 ms loop of notify, wait-group and barrier waits",
+        Duration::from_millis(200),
+        |start| async move {
+            let notify = spindle::sync::Notify::new();
+            let group = spindle::sync::WaitGroup::new();
+            let barrier = spindle::sync::Barrier::new(1);
+            let mut rounds = 0u64;
+            while start.elapsed() < Duration::from_millis(300) {
+                notify.notify_one();
+                notify.notified().await;
+                group.wait().await;
+                assert!(barrier.wait().await.is_leader());
+                rounds += 1;
+            }
+            rounds
+        },
+    );
+}
+
 /// Task `a` opens a gate task `b` waits at, then computes without yielding
 /// until `b` has run or `limit` passed; returns when `b` ran (from the
 /// gate's opening), if it did meanwhile. Two workers, no hand-off: `b`

@@ -14,7 +14,7 @@
 //! Not cancel-safe (as Tokio's): an arrival counts from the first poll of
 //! `wait`, and a waiter dropped after that still counts for its round.
 
-use super::notify::Notify;
+use super::notify::{Notified, Notify};
 use crate::loom::{lock, Mutex};
 use std::fmt;
 
@@ -80,18 +80,15 @@ impl Barrier {
     /// Waits until `n` tasks have called `wait` in this round; the last of
     /// them returns at once, as leader, and wakes the others.
     pub async fn wait(&self) -> BarrierWaitResult {
-        let (joined, mut round_over) = {
-            let mut round = lock(&self.state);
-            round.arrived += 1;
-            if round.arrived == self.n {
-                round.arrived = 0;
-                round.number += 1;
-                drop(round);
-                self.round_over.notify_waiters();
+        let (joined, mut round_over) = match self.arrive() {
+            Arrival::Leader => {
+                // The leader's wait ends at once: it spends a unit of the
+                // budget, as every wait (`task/coop.rs`), once the round
+                // is over for the others.
+                crate::task::coop::consume_budget().await;
                 return BarrierWaitResult(true);
             }
-            // Made under the lock: the round cannot end before it.
-            (round.number, self.round_over.notified())
+            Arrival::Waiter { joined, round_over } => (joined, round_over),
         };
         loop {
             round_over.await;
@@ -105,6 +102,36 @@ impl Barrier {
             round_over = self.round_over.notified();
         }
     }
+
+    /// Counts this task in. The last of the round ends it and wakes the
+    /// others; any other gets its round's number and a `Notified` made
+    /// under the lock, so the round cannot end before it.
+    fn arrive(&self) -> Arrival<'_> {
+        let mut round = lock(&self.state);
+        round.arrived += 1;
+        if round.arrived == self.n {
+            round.arrived = 0;
+            round.number += 1;
+            drop(round);
+            self.round_over.notify_waiters();
+            return Arrival::Leader;
+        }
+        Arrival::Waiter {
+            joined: round.number,
+            round_over: self.round_over.notified(),
+        }
+    }
+}
+
+/// What [`Barrier::arrive`] made of a task's arrival.
+enum Arrival<'a> {
+    /// The round is over: this task ended it.
+    Leader,
+    /// The task waits for the end of round `joined`.
+    Waiter {
+        joined: u64,
+        round_over: Notified<'a>,
+    },
 }
 
 impl fmt::Debug for Barrier {

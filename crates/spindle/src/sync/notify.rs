@@ -186,11 +186,15 @@ impl Future for Notified<'_> {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        match self.step {
+        // A wait that completes spends a unit of the task's budget, as a
+        // lock or a receive does: a loop over notifications that are
+        // always there still yields (`task/coop.rs`). A refused poll
+        // changes nothing: a picked waiter stays picked for the next one.
+        crate::task::coop::spend(cx, |cx| match self.step {
             Step::Init => self.start(cx),
             Step::Waiting(ticket) => self.check(ticket, cx),
             Step::Done => Poll::Ready(()),
-        }
+        })
     }
 }
 

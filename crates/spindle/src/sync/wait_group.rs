@@ -77,6 +77,8 @@ impl WaitGroup {
         // after the read wakes it.
         let zero = self.zero.notified();
         if self.count() == 0 {
+            // Ready at once: still a unit of the budget, as every wait.
+            crate::task::coop::consume_budget().await;
             return;
         }
         zero.await;

@@ -8,7 +8,8 @@
 //! it completes: a channel send or receive, a `select!`, awaiting a
 //! `JoinHandle` or a `Fork` (an inline run included), a timer, a socket's
 //! readiness, a `Semaphore` acquire or a `Mutex` lock (and so an `RwLock`
-//! or `OnceCell` wait), a `watch` change. An operation that returns `Pending` for its own reasons gets
+//! or `OnceCell` wait), a `watch` change, a `Notify`, `WaitGroup` or
+//! `Barrier` wait. An operation that returns `Pending` for its own reasons gets
 //! its unit back ([`Progress`]).
 //!
 //! A spent budget is a moment to look at the clock, not yet a yield: the
