@@ -87,8 +87,10 @@ fn woken_receives_set_aside_do_not_strand_a_full_ring() {
     }
     // Registered is not yet parked: a registration re-checks the ring, and
     // a re-check after the sends below would take a message and leave the
-    // list. Give the thread time to finish it and park.
-    std::thread::sleep(Duration::from_millis(20));
+    // list. Give the thread time to finish it and park (more under miri,
+    // whose threads run many times slower).
+    let settle = if cfg!(miri) { 1000 } else { 20 };
+    std::thread::sleep(Duration::from_millis(settle));
     for v in 0..cap {
         tx.try_send(v).unwrap();
     }
