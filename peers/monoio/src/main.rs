@@ -16,17 +16,24 @@
 //! outside it.
 //!
 //! Primitives by group of rows:
-//! - tasks (skynet, spawn_*, async_trivial, spawn_nursery, block_all,
-//!   spawn_sequential, pipelines): `monoio::spawn` and awaiting its
-//!   `JoinHandle`, the only join monoio has. skynet gives the root's ten
-//!   subtrees to the cores in turn; below the root every node spawns its
-//!   children on its own core. The spawn rows give core `c` the tasks `c,
-//!   c + W, …`; the pipeline rows give it the chains `c, c + W, …`.
-//! - channels (chan_single, chan_buffered, pingpong): `local-sync`'s bounded
-//!   `mpsc`, the single-thread channel of monoio's authors, between tasks on
-//!   one core: thread-per-core code keeps a channel's two ends on one core.
-//!   So these rows measure no cross-core hand-off, unlike the work-stealing
-//!   peers' (the catalogue says so).
+//! - tasks (skynet, spawn_*, async_*, spawn_nursery, block_all,
+//!   spawn_sequential, live_1m, pipelines): `monoio::spawn` and awaiting
+//!   its `JoinHandle`, the only join monoio has. skynet gives the root's
+//!   ten subtrees to the cores in turn; below the root every node spawns
+//!   its children on its own core. The task rows give core `c` the tasks
+//!   `c, c + W, …`; the pipeline rows give it the chains `c, c + W, …`.
+//!   async_compute yields through a two-poll future (monoio has no
+//!   `yield_now`); live_1m parks each task on a `local-sync` oneshot, and
+//!   each core, once its tasks have all started, waits for the other cores
+//!   at a `std` barrier before it answers them, so that all n are alive at
+//!   once.
+//! - channels (`chan_rows.rs`: chan_*, pingpong, select_k, payload_B):
+//!   `local-sync`'s bounded `mpsc`, the single-thread channel of monoio's
+//!   authors, between tasks on one core, and `monoio::select!`:
+//!   thread-per-core code keeps a channel's two ends on one core. So these
+//!   rows measure no cross-core hand-off, unlike the work-stealing peers'
+//!   (the catalogue says so). chan_unbuffered uses capacity 1 (no
+//!   rendezvous mode), as the Tokio and smol peers do.
 //! - timers (sleep_1m): `monoio::time::sleep`, each core sleeping its share.
 //! - compute rows (fib, sum_squares, primes): the kernel in a task on one
 //!   core.
@@ -34,21 +41,31 @@
 //! The other rows are not written for this peer (`support` says why for
 //! each).
 
+mod chan_rows;
+
+use chan_rows::{chan_single, payload_row, pingpong, producer_consumer, select};
 use monoio::{FusionDriver, RuntimeBuilder};
 use spindle_peer_common::catalogue::{
-    chain_share, pipeline_shape, sleep_duration, strided, BLOCK_ALL_BATCH, CHAN_CAPACITY,
-    NURSERY_BATCH, PINGPONG_CAPACITY, SKYNET_FANOUT,
+    chain_share, payload_bytes, pipeline_shape, select_arity, sleep_duration, strided,
+    ASYNC_COMPUTE_STEPS, ASYNC_COMPUTE_YIELD_AT, BLOCK_ALL_BATCH, CHAN_CAPACITY, NURSERY_BATCH,
+    SKYNET_FANOUT, SYNC_ROWS,
 };
 use spindle_peer_common::kernels;
-use spindle_peer_common::witness::Lateness;
+use spindle_peer_common::witness::{Alive, Lateness};
 use spindle_peer_common::{run_main, Measured, Request, Support};
+use std::cell::Cell;
 use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::{mpsc, Barrier};
-use std::time::Instant;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 /// sleep_1m's witness: the earliest wake relative to its deadline, over
 /// every core.
 static LATENESS: Lateness = Lateness::new();
+/// live_1m's witness: the tasks alive now and at most, over every core.
+static ALIVE: Alive = Alive::new();
 
 fn main() {
     run_main("monoio", support, run);
@@ -57,10 +74,6 @@ fn main() {
 /// The rows this peer runs, and why it leaves the others.
 fn support(workload: &str) -> Support {
     match workload {
-        "skynet" | "spawn_10k" | "spawn_100k" | "spawn_1m" | "async_trivial" | "spawn_nursery"
-        | "block_all" | "spawn_sequential" | "chan_single" | "chan_buffered" | "pingpong"
-        | "sleep_1m" | "fib" | "sum_squares" | "primes" => Ok(()),
-        w if pipeline_shape(w).is_some() => Ok(()),
         "skynet_fork" | "fork_inline" | "fork_pool" => {
             Err("monoio has no fork-join API whose join runs the child inline")
         }
@@ -72,54 +85,89 @@ fn support(workload: &str) -> Support {
             "a task that blocks its core blocks every task of that core: monoio has no other \
              worker to take them, and the row measures exactly that hand-over",
         ),
-        _ => Err(
-            "not written for the monoio peer: it covers the spawn, skynet, pipeline, \
-             timer, one-core channel and compute rows",
+        "fanout" => Err(
+            "local-sync has no channel with many receivers, and one producer's messages reach \
+             other cores only through a thread-safe channel, outside thread-per-core code",
         ),
+        "joinset_drain" => Err("monoio has no set of tasks to join in finish order"),
+        w if w.starts_with("fizzbuzz_") || SYNC_ROWS.contains(&w) => Err(
+            "not written for the monoio peer yet: it covers the task, pipeline, timer, \
+             one-core channel and compute rows",
+        ),
+        _ => Ok(()),
     }
 }
 
 fn run(req: &Request) -> Measured {
     let (n, w) = (req.size, req.workers);
+    let share = |core: usize| strided(core as u64, w as u64, n).collect::<Vec<u64>>();
     match req.workload.as_str() {
-        "skynet" => on_cores(w, |core| skynet_share(core, w, n)),
-        "spawn_10k" | "spawn_100k" | "spawn_1m" | "async_trivial" => on_cores(w, |core| {
-            spawn_all(strided(core as u64, w as u64, n).collect())
-        }),
-        "spawn_nursery" => on_cores(w, |core| batches(core, w, n, NURSERY_BATCH)),
-        "block_all" => on_cores(w, |core| batches(core, w, n, BLOCK_ALL_BATCH)),
-        "spawn_sequential" => on_cores(1, |_| spawn_sequential(n)),
-        "chan_single" => on_cores(1, |_| chan_single(n)),
-        "chan_buffered" => on_cores(1, |_| producer_consumer(n, CHAN_CAPACITY)),
-        "pingpong" => on_cores(1, |_| pingpong(n)),
-        "sleep_1m" => on_cores(w, |core| {
-            sleep_share(strided(core as u64, w as u64, n).collect())
-        })
-        .with("min_lateness_ns", LATENESS.min_ns()),
-        "fib" => on_cores(1, |_| in_task(move || kernels::fib(n))),
-        "sum_squares" => on_cores(1, |_| in_task(move || kernels::sum_squares(n))),
-        "primes" => on_cores(1, |_| in_task(move || kernels::count_primes(n))),
-        row if pipeline_shape(row).is_some() => {
-            let (chains, depth) = pipeline_shape(row).expect("a pipeline row");
-            on_cores(w, |core| pipelines(core as u64, w as u64, n, chains, depth))
+        "skynet" => summed(w, |core| skynet_share(core, w, n)),
+        "spawn_10k" | "spawn_100k" | "spawn_1m" | "async_trivial" => {
+            summed(w, |core| spawn_all(share(core)))
         }
-        other => unreachable!("`{other}` is listed unsupported"),
+        "async_compute" => summed(w, |core| async_compute(share(core))),
+        "spawn_nursery" => summed(w, |core| batches(share(core), NURSERY_BATCH)),
+        "block_all" => summed(w, |core| batches(share(core), BLOCK_ALL_BATCH)),
+        "spawn_sequential" => summed(1, |_| spawn_sequential(n)),
+        "live_1m" => {
+            let all_started = Barrier::new(w);
+            summed(w, |core| live_share(share(core), &all_started)).with("peak_alive", ALIVE.peak())
+        }
+        "sleep_1m" => {
+            summed(w, |core| sleep_share(share(core))).with("min_lateness_ns", LATENESS.min_ns())
+        }
+        "chan_single" => summed(1, |_| chan_single(n)),
+        "chan_buffered" => summed(1, |_| producer_consumer(n, CHAN_CAPACITY, |i| i, |&v| v)),
+        // local-sync has no rendezvous channel: capacity 1 is the nearest,
+        // as Tokio's and smol's peers use.
+        "chan_unbuffered" => summed(1, |_| producer_consumer(n, 1, |i| i, |&v| v)),
+        "pingpong" => summed(1, |_| pingpong(n)),
+        "fib" => summed(1, |_| in_task(move || kernels::fib(n))),
+        "sum_squares" => summed(1, |_| in_task(move || kernels::sum_squares(n))),
+        "primes" => summed(1, |_| in_task(move || kernels::count_primes(n))),
+        row if payload_bytes(row).is_some() => {
+            let bytes = payload_bytes(row).expect("a payload row");
+            summed(1, |_| payload_row(bytes, n))
+        }
+        row if select_arity(row).is_some() => {
+            let k = select_arity(row).expect("a select row");
+            let (elapsed, mut tally) = on_cores(1, |_| select(n, k));
+            tally.pop().expect("one core").measured(elapsed)
+        }
+        row => {
+            let (chains, depth) = pipeline_shape(row).expect("a catalogue row");
+            summed(w, |core| pipelines(core as u64, w as u64, n, chains, depth))
+        }
     }
 }
 
 /// Runs `share(c)` on core `c` for `c in 0..cores`, each core a thread with
-/// its own runtime, and sums the shares. Each core notes when it left the
-/// barrier that waits for every runtime to be built, and when its share
-/// was done; the timed region runs from the first start to the last end.
-/// (Taken on the main thread, the start could come after a share had
-/// already run: the main thread may wait for a CPU once the barrier opens.)
-fn on_cores<F, Fut>(cores: usize, share: F) -> Measured
+/// its own runtime, and sums the shares ([`on_cores`]).
+fn summed<F, Fut>(cores: usize, share: F) -> Measured
 where
     F: Fn(usize) -> Fut + Sync,
     Fut: Future<Output = u64>,
 {
+    let (elapsed, sums) = on_cores(cores, share);
+    Measured::new(sums.iter().sum::<u64>(), elapsed)
+}
+
+/// Runs `share(c)` on core `c` for `c in 0..cores`, each core a thread with
+/// its own runtime; returns the timed region and each core's result. Each
+/// core notes when it left the barrier that waits for every runtime to be
+/// built, and when its share was done; the timed region runs from the
+/// first start to the last end. (Taken on the main thread, the start could
+/// come after a share had already run: the main thread may wait for a CPU
+/// once the barrier opens.)
+fn on_cores<F, Fut, R>(cores: usize, share: F) -> (Duration, Vec<R>)
+where
+    F: Fn(usize) -> Fut + Sync,
+    Fut: Future<Output = R>,
+    R: Send,
+{
     let start_line = Barrier::new(cores);
-    let (done, shares) = mpsc::channel::<Share>();
+    let (done, shares) = mpsc::channel::<Share<R>>();
     std::thread::scope(|s| {
         for core in 0..cores {
             let (share, start_line, done) = (&share, &start_line, done.clone());
@@ -130,24 +178,24 @@ where
                     .expect("a monoio runtime");
                 start_line.wait();
                 let start = Instant::now();
-                let sum = rt.block_on(share(core));
+                let result = rt.block_on(share(core));
                 let end = Instant::now();
-                done.send(Share { sum, start, end })
+                done.send(Share { result, start, end })
                     .expect("the main thread waits for every share");
             });
         }
         drop(done);
-        let shares: Vec<Share> = shares.iter().collect();
+        let shares: Vec<Share<R>> = shares.iter().collect();
         assert_eq!(shares.len(), cores, "every core sends its share");
         let start = shares.iter().map(|s| s.start).min().expect("a core");
         let end = shares.iter().map(|s| s.end).max().expect("a core");
-        Measured::new(shares.iter().map(|s| s.sum).sum::<u64>(), end - start)
+        (end - start, shares.into_iter().map(|s| s.result).collect())
     })
 }
 
 /// What one core reports: its share's result and when it ran.
-struct Share {
-    sum: u64,
+struct Share<R> {
+    result: R,
     start: Instant,
     end: Instant,
 }
@@ -211,11 +259,89 @@ async fn spawn_all(share: Vec<u64>) -> u64 {
 
 /// block_all (batches of 10) and spawn_nursery (batches of 1000): the
 /// core's share in batches, each spawned and awaited before the next.
-async fn batches(core: usize, cores: usize, n: u64, size: u64) -> u64 {
-    let share: Vec<u64> = strided(core as u64, cores as u64, n).collect();
+async fn batches(share: Vec<u64>, size: u64) -> u64 {
     let mut sum = 0;
     for batch in share.chunks(size as usize) {
         sum += spawn_all(batch.to_vec()).await;
+    }
+    sum
+}
+
+/// async_compute on one core: task i of the share sums i + j for j < 100,
+/// yielding once at j = 50.
+async fn async_compute(share: Vec<u64>) -> u64 {
+    let tasks: Vec<_> = share
+        .into_iter()
+        .map(|i| {
+            monoio::spawn(async move {
+                let mut sum = kernels::compute_steps(i, 0..ASYNC_COMPUTE_YIELD_AT);
+                YieldNow(false).await;
+                sum += kernels::compute_steps(i, ASYNC_COMPUTE_YIELD_AT..ASYNC_COMPUTE_STEPS);
+                sum
+            })
+        })
+        .collect();
+    let mut sum = 0;
+    for t in tasks {
+        sum += t.await;
+    }
+    sum
+}
+
+/// Gives the core to the other ready tasks once: wakes its own task and
+/// returns `Pending` the first time, as every executor's `yield_now`
+/// (monoio has none of its own).
+struct YieldNow(bool);
+
+impl Future for YieldNow {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// live_1m on one core: a task per `i` of the share, each counting itself
+/// alive and parking on its own `local-sync` oneshot. Once all of this
+/// core's tasks have started, the core waits at `all_started` for the other
+/// cores' (blocking its thread, where every task is parked), then sends
+/// each task its `i` and sums what they return.
+async fn live_share(share: Vec<u64>, all_started: &Barrier) -> u64 {
+    let total = share.len();
+    let started = Rc::new(Cell::new(0usize));
+    let (ready_tx, ready_rx) = local_sync::oneshot::channel::<()>();
+    let ready_tx = Rc::new(Cell::new(Some(ready_tx)));
+    let mut senders = Vec::with_capacity(total);
+    let mut tasks = Vec::with_capacity(total);
+    for _ in 0..total {
+        let (tx, rx) = local_sync::oneshot::channel::<u64>();
+        let (started, ready_tx) = (started.clone(), ready_tx.clone());
+        senders.push(tx);
+        tasks.push(monoio::spawn(async move {
+            ALIVE.enter();
+            started.set(started.get() + 1);
+            if started.get() == total {
+                let _ = ready_tx.take().expect("sent once").send(());
+            }
+            let v = rx.await.expect("the driver sends");
+            ALIVE.leave();
+            v
+        }));
+    }
+    if total > 0 {
+        ready_rx.await.expect("the last task signals");
+    }
+    all_started.wait();
+    for (tx, i) in senders.into_iter().zip(share) {
+        tx.send(i).expect("the task waits");
+    }
+    let mut sum = 0;
+    for t in tasks {
+        sum += t.await;
     }
     sum
 }
@@ -255,69 +381,6 @@ async fn pipelines(core: u64, cores: u64, n: u64, chains: u64, depth: u64) -> u6
     for c in chains {
         sum += c.await;
     }
-    sum
-}
-
-/// chan_single: one task sends a capacity's worth into its own channel,
-/// then receives it, until n values have gone through.
-async fn chan_single(n: u64) -> u64 {
-    monoio::spawn(async move {
-        let (tx, mut rx) = local_sync::mpsc::bounded::channel::<u64>(CHAN_CAPACITY);
-        let (mut sum, mut next) = (0, 0);
-        while next < n {
-            let end = (next + CHAN_CAPACITY as u64).min(n);
-            for v in next..end {
-                tx.send(v).await.expect("the receiver is alive");
-            }
-            for _ in next..end {
-                sum += rx.recv().await.expect("a value was sent");
-            }
-            next = end;
-        }
-        sum
-    })
-    .await
-}
-
-/// chan_buffered: a producer task sends `0..n` into a bounded channel, a
-/// consumer task sums what it receives until the channel closes.
-async fn producer_consumer(n: u64, cap: usize) -> u64 {
-    let (tx, mut rx) = local_sync::mpsc::bounded::channel::<u64>(cap);
-    let consumer = monoio::spawn(async move {
-        let mut sum = 0;
-        while let Some(v) = rx.recv().await {
-            sum += v;
-        }
-        sum
-    });
-    let producer = monoio::spawn(async move {
-        for i in 0..n {
-            tx.send(i).await.expect("the consumer is alive");
-        }
-    });
-    producer.await;
-    consumer.await
-}
-
-/// pingpong: two tasks bounce `k` over two capacity-1 channels, n times.
-async fn pingpong(n: u64) -> u64 {
-    let (ping_tx, mut ping_rx) = local_sync::mpsc::bounded::channel::<u64>(PINGPONG_CAPACITY);
-    let (pong_tx, mut pong_rx) = local_sync::mpsc::bounded::channel::<u64>(PINGPONG_CAPACITY);
-    let ponger = monoio::spawn(async move {
-        while let Some(k) = ping_rx.recv().await {
-            pong_tx.send(k).await.expect("the pinger is alive");
-        }
-    });
-    let pinger = monoio::spawn(async move {
-        let mut sum = 0;
-        for k in 0..n {
-            ping_tx.send(k).await.expect("the ponger is alive");
-            sum += pong_rx.recv().await.expect("the ponger answers");
-        }
-        sum
-    });
-    let sum = pinger.await;
-    ponger.await;
     sum
 }
 
