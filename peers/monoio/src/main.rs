@@ -100,7 +100,7 @@ fn support(workload: &str) -> Support {
 
 fn run(req: &Request) -> Measured {
     let (n, w) = (req.size, req.workers);
-    let share = |core: usize| strided(core as u64, w as u64, n).collect::<Vec<u64>>();
+    let share = |core: usize| strided(core as u64, w as u64, n);
     match req.workload.as_str() {
         "skynet" => summed(w, |core| skynet_share(core, w, n)),
         "spawn_10k" | "spawn_100k" | "spawn_1m" | "async_trivial" => {
@@ -112,7 +112,8 @@ fn run(req: &Request) -> Measured {
         "spawn_sequential" => summed(1, |_| spawn_sequential(n)),
         "live_1m" => {
             let all_started = Barrier::new(w);
-            summed(w, |core| live_share(share(core), &all_started)).with("peak_alive", ALIVE.peak())
+            summed(w, |core| live_share(share(core).collect(), &all_started))
+                .with("peak_alive", ALIVE.peak())
         }
         "sleep_1m" => {
             summed(w, |core| sleep_share(share(core))).with("min_lateness_ns", LATENESS.min_ns())
@@ -167,7 +168,7 @@ where
     R: Send,
 {
     let start_line = Barrier::new(cores);
-    let (done, shares) = mpsc::channel::<Share<R>>();
+    let (done, shares) = mpsc::channel::<CoreRun<R>>();
     std::thread::scope(|s| {
         for core in 0..cores {
             let (share, start_line, done) = (&share, &start_line, done.clone());
@@ -176,16 +177,19 @@ where
                     .enable_timer()
                     .build()
                     .expect("a monoio runtime");
+                // Built before the barrier: a share's own set-up (its list
+                // of indices) is not the row's work.
+                let share = share(core);
                 start_line.wait();
                 let start = Instant::now();
-                let result = rt.block_on(share(core));
+                let result = rt.block_on(share);
                 let end = Instant::now();
-                done.send(Share { result, start, end })
+                done.send(CoreRun { result, start, end })
                     .expect("the main thread waits for every share");
             });
         }
         drop(done);
-        let shares: Vec<Share<R>> = shares.iter().collect();
+        let shares: Vec<CoreRun<R>> = shares.iter().collect();
         assert_eq!(shares.len(), cores, "every core sends its share");
         let start = shares.iter().map(|s| s.start).min().expect("a core");
         let end = shares.iter().map(|s| s.end).max().expect("a core");
@@ -194,7 +198,7 @@ where
 }
 
 /// What one core reports: its share's result and when it ran.
-struct Share<R> {
+struct CoreRun<R> {
     result: R,
     start: Instant,
     end: Instant,
@@ -245,11 +249,8 @@ fn skynet(id: u64, size: u64) -> monoio::task::JoinHandle<u64> {
 
 /// async_trivial and spawn_*: spawns a task returning `i` for each `i` of
 /// the core's share, then awaits them all.
-async fn spawn_all(share: Vec<u64>) -> u64 {
-    let tasks: Vec<_> = share
-        .into_iter()
-        .map(|i| monoio::spawn(async move { i }))
-        .collect();
+async fn spawn_all(share: impl Iterator<Item = u64>) -> u64 {
+    let tasks: Vec<_> = share.map(|i| monoio::spawn(async move { i })).collect();
     let mut sum = 0;
     for t in tasks {
         sum += t.await;
@@ -259,19 +260,19 @@ async fn spawn_all(share: Vec<u64>) -> u64 {
 
 /// block_all (batches of 10) and spawn_nursery (batches of 1000): the
 /// core's share in batches, each spawned and awaited before the next.
-async fn batches(share: Vec<u64>, size: u64) -> u64 {
+async fn batches(share: impl Iterator<Item = u64>, size: u64) -> u64 {
+    let mut share = share.peekable();
     let mut sum = 0;
-    for batch in share.chunks(size as usize) {
-        sum += spawn_all(batch.to_vec()).await;
+    while share.peek().is_some() {
+        sum += spawn_all(share.by_ref().take(size as usize)).await;
     }
     sum
 }
 
 /// async_compute on one core: task i of the share sums i + j for j < 100,
 /// yielding once at j = 50.
-async fn async_compute(share: Vec<u64>) -> u64 {
+async fn async_compute(share: impl Iterator<Item = u64>) -> u64 {
     let tasks: Vec<_> = share
-        .into_iter()
         .map(|i| {
             monoio::spawn(async move {
                 let mut sum = kernels::compute_steps(i, 0..ASYNC_COMPUTE_YIELD_AT);
@@ -387,9 +388,8 @@ async fn pipelines(core: u64, cores: u64, n: u64, chains: u64, depth: u64) -> u6
 /// sleep_1m on one core: a task per `i` of the share, sleeping `1 + (i mod
 /// 100)` ms and returning `i`; each records how late it woke against the
 /// instant it started sleeping plus its duration.
-async fn sleep_share(share: Vec<u64>) -> u64 {
+async fn sleep_share(share: impl Iterator<Item = u64>) -> u64 {
     let tasks: Vec<_> = share
-        .into_iter()
         .map(|i| {
             monoio::spawn(async move {
                 let d = sleep_duration(i);
