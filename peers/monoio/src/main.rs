@@ -210,14 +210,13 @@ async fn in_task(f: impl FnOnce() -> u64 + 'static) -> u64 {
 }
 
 /// skynet on core `core` of `cores`: the root's subtrees `core, core +
-/// cores, …` (all of the tree on core 0 when it is a single leaf).
+/// cores, …` (a tree of one leaf sums to its id, 0, on every core).
 async fn skynet_share(core: usize, cores: usize, n: u64) -> u64 {
     if n <= 1 {
         return 0;
     }
     let child = n / SKYNET_FANOUT;
-    let subtrees: Vec<_> = (core as u64..SKYNET_FANOUT)
-        .step_by(cores)
+    let subtrees: Vec<_> = strided(core as u64, cores as u64, SKYNET_FANOUT)
         .map(|c| skynet(c * child, child))
         .collect();
     let mut sum = 0;
