@@ -46,9 +46,7 @@ pub(crate) async fn producer_consumer<T: 'static>(
     });
     let producer = monoio::spawn(async move {
         for i in 0..n {
-            if tx.send(make(i)).await.is_err() {
-                panic!("the consumer is alive");
-            }
+            tx.send(make(i)).await.expect("the consumer is alive");
         }
     });
     producer.await;
