@@ -64,7 +64,8 @@ impl WorkerCtx {
     }
 
     /// Takes the fresh tasks (the LIFO slot's included) of a worker whose
-    /// poll has hidden them for a whole monitor round (`Remote::want_visit`),
+    /// poll has hidden them across two of the monitor's looks
+    /// (`Remote::want_visit`, `hidden_watch.rs`),
     /// visiting its lent core (`core_slot.rs`): the top one to run, the
     /// rest into this worker's ring. Only on the monitor's word: a visit costs a
     /// membarrier that interrupts every CPU running a worker, and taken
@@ -79,13 +80,15 @@ impl WorkerCtx {
             let lent = lock(&remote.active).clone();
             let queue = &mut core.queue;
             let taken = lent.visit(|theirs| {
+                // Every fresh task is taken, so none stays hidden; a stale
+                // flag (the fresh tasks run inline since) is cleared too.
+                remote.counters.hides_fresh.store(false, Relaxed);
                 let top = theirs.fresh.pop()?;
                 let mut rest = 0;
                 while let Some(t) = theirs.fresh.pop_oldest() {
                     queue.push_back(t, &shared.inject);
                     rest += 1;
                 }
-                remote.counters.hides_fresh.store(false, Relaxed);
                 Some((top, rest))
             });
             if let Some(Some((top, rest))) = taken {
