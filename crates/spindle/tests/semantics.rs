@@ -1,8 +1,8 @@
 //! Scheduling semantics a user relies on: a spawned task runs concurrently
 //! with its parent (timeouts and `select!` around it fire), a task that
 //! keeps finding its operations ready yields to the others (the cooperative
-//! budget), and a woken task never waits for its waker's long poll while a
-//! worker idles. The explicit fork–join API keeps inline runs, by name.
+//! budget). (A task hidden behind a long poll: `hidden_tasks.rs`.) The
+//! explicit fork–join API keeps inline runs, by name.
 //!
 //! Timed, with generous bounds: each test proves a behaviour (the sleeper
 //! runs while the loop goes on, the timeout fires long before the child
@@ -10,12 +10,12 @@
 
 mod common;
 
-use common::{counted, Gate, Join};
+use common::{counted, Join};
 use spindle::chan;
 use spindle::task::coop;
 use spindle::time::{sleep, timeout};
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -237,95 +237,6 @@ fn a_loop_of_waits_that_are_always_over_lets_a_sleeper_run() {
             rounds
         },
     );
-}
-
-/// Task `a` opens a gate task `b` waits at, then computes without yielding
-/// until `b` has run or `limit` passed; returns when `b` ran (from the
-/// gate's opening), if it did meanwhile. Two workers, no hand-off: `b`
-/// must be taken from `a`'s worker by the other one.
-fn woken_beside_the_waker(queued: bool, limit: Duration) -> Option<Duration> {
-    let rt = spindle::Builder::new_multi_thread()
-        .workers(2)
-        .handoff_after(None)
-        .build()
-        .unwrap();
-    rt.block_on(async move {
-        let gate = Gate::new();
-        let ran = Arc::new(AtomicBool::new(false));
-        let (g, r) = (gate.clone(), ran.clone());
-        let b = spindle::spawn(async move {
-            g.wait().await;
-            r.store(true, SeqCst);
-        });
-        while !gate.has_waiters() {
-            spindle::yield_now().await;
-        }
-        let r = ran.clone();
-        let a = spindle::spawn(async move {
-            let start = Instant::now();
-            if queued {
-                gate.open_queued();
-            } else {
-                gate.open();
-            }
-            while !r.load(SeqCst) && start.elapsed() < limit {
-                std::hint::spin_loop();
-            }
-            r.load(SeqCst).then(|| start.elapsed())
-        });
-        let beside = a.await.unwrap();
-        b.await.unwrap();
-        beside
-    })
-}
-
-#[test]
-fn a_task_woken_by_a_long_poll_runs_on_the_idle_worker() {
-    // The woken task sits in the waker's LIFO slot; the idle worker takes
-    // it from there (woken by the monitor within a round, then a visit).
-    let took = woken_beside_the_waker(false, 2 * common::patience());
-    let took = took.expect("the woken task waited for its waker's poll to end");
-    assert!(took < Duration::from_millis(100), "it ran after {took:?}");
-}
-
-#[test]
-fn a_queued_wake_runs_on_an_idle_worker_while_the_waker_computes() {
-    assert!(
-        woken_beside_the_waker(true, 2 * common::patience()).is_some(),
-        "the task woken with wake_queued waited for its waker's poll to end"
-    );
-}
-
-#[test]
-fn a_task_spawned_by_a_long_poll_runs_on_the_idle_worker() {
-    // The child waits in its parent's fresh tasks (the LIFO slot) while
-    // the parent spins until it has run: the monitor wakes the idle worker,
-    // which visits the busy worker's core and takes it.
-    let rt = spindle::Builder::new_multi_thread()
-        .workers(2)
-        .handoff_after(None)
-        .build()
-        .unwrap();
-    let ran = rt.block_on(async {
-        spindle::spawn(async {
-            let ran = Arc::new(AtomicBool::new(false));
-            let r = ran.clone();
-            let child = spindle::spawn(async move { r.store(true, SeqCst) });
-            let start = Instant::now();
-            while !ran.load(SeqCst) && start.elapsed() < 2 * common::patience() {
-                std::hint::spin_loop();
-            }
-            child.await.unwrap();
-            ran.load(SeqCst)
-        })
-        .await
-        .unwrap()
-    });
-    assert!(ran, "the spawned child waited for its parent's poll to end");
-    // Taken by a visit (hand-offs are off).
-    let m = rt.metrics();
-    let taken: u64 = m.workers.iter().map(|w| w.hidden_steals).sum();
-    assert!(taken >= 1, "{m:?}");
 }
 
 // ------------------------------------------------------------ fork–join

@@ -19,8 +19,8 @@
 //!   queued it returns, before the run loop starts a poll (`next_task`),
 //!   or, when a spawn lands on the stack, at once if some worker is idle
 //!   (`WorkerCtx::schedule_local`; a woken task waits for the poll's end).
-//!   A poll that lasts a monitor round has all of them, the top one too,
-//!   taken by an idle worker's visit (`WorkerCtx::steal_hidden`); a blocked
+//!   A poll that lasts across two of the monitor's looks has all of them,
+//!   the top one too, taken by an idle worker's visit (`WorkerCtx::steal_hidden`); a blocked
 //!   one has its core handed to a new thread, which publishes them first
 //!   (`docs/sleep-wake.md`, rule 1).
 //! - At most `CAPACITY` tasks; pushing onto a full stack first gives back

@@ -17,6 +17,7 @@ mod core_slot;
 pub(crate) mod current_thread;
 mod deterministic;
 pub(crate) mod diagnostics;
+mod hidden_watch;
 mod idle;
 mod inject;
 mod inline;

@@ -37,14 +37,11 @@
 //!   that runs slower, not faster). Each of these must hold `HOG_CONFIRM`
 //!   rounds in a row: a virtual CPU its host stalls for a round makes any
 //!   of them true for that round.
-//! - wakes a sleeping worker for the tasks queued behind a worker inside
-//!   the same poll as last round: those in its ring (pushed there without
-//!   a wake-up: a yield, a task capped out of the LIFO slot) and its fresh
-//!   ones, the LIFO slot's included, which the woken worker takes by
-//!   visiting that worker's core (`WorkerCtx::steal_hidden`; the monitor
-//!   names the poll, and only a poll that lasted a round is visited). So
-//!   a task queued by a long poll waits about one round (0.5-2 ms) while
-//!   a worker idles.
+//! - looks for tasks queued behind a poll that has lasted since its last
+//!   look, and wakes a sleeping worker to take them (`hidden_watch.rs`).
+//!   It looks at every round and, while the watch is armed (a worker
+//!   idles beside a running task), every `WATCH_EVERY` between rounds, so
+//!   a task a long poll woke or spawned waits a look or two, not a round.
 //! - serves due timers and ready I/O when nobody took a turn at the driver
 //!   for a whole round (every worker inside a long poll; busy workers with
 //!   short polls take turns every few dozen polls, and a parked worker waits
@@ -59,6 +56,7 @@
 
 use super::core_slot::CoreSlot;
 use super::diagnostics::StallReport;
+use super::hidden_watch::{HiddenWatch, WATCH_EVERY};
 use super::multi_thread::{Remote, Shared};
 use crate::loom::{lock, Arc, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -83,10 +81,12 @@ const HOG_CONFIRM: u32 = 3;
 
 /// The monitor thread's body; returns at runtime shutdown.
 pub(crate) fn run(shared: Arc<Shared>) {
+    tighten_timer_slack();
     let mut monitor = Monitor::new(shared);
-    while !monitor.shared.is_shutdown() {
-        if !monitor.sleep() {
-            break;
+    while let Some(wake) = monitor.sleep() {
+        monitor.hidden.look(&monitor.shared);
+        if wake == Wake::Look {
+            continue;
         }
         let now = Instant::now();
         let pace = monitor.watch_workers(now);
@@ -94,6 +94,27 @@ pub(crate) fn run(shared: Arc<Shared>) {
         monitor.stall.check(&monitor.shared, now);
         monitor.next_round(pace);
     }
+}
+
+/// The armed watch sleeps `WATCH_EVERY` at a time; Linux's default timer
+/// slack for a thread would stretch each of those sleeps by as much again.
+fn tighten_timer_slack() {
+    #[cfg(all(target_os = "linux", not(miri), not(loom)))]
+    // SAFETY: PR_SET_TIMERSLACK takes one integer (nanoseconds) and changes
+    // only the calling thread's timer slack.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 5_000 as libc::c_ulong);
+    }
+}
+
+/// Why the monitor woke.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wake {
+    /// For a round.
+    Round,
+    /// For a look only (`hidden_watch.rs`): the watch is armed, or a
+    /// worker woke the monitor to arm it.
+    Look,
 }
 
 /// The monitor's state between rounds.
@@ -104,8 +125,13 @@ struct Monitor {
     /// The round while workers are busy (`handoff_after / 2`, within
     /// `MIN_ROUND..=BUSY_ROUND`).
     busy_round: Duration,
-    /// The next round's length.
+    /// The next round's length, from `round_ended`.
     round: Duration,
+    /// When the last round ended.
+    round_ended: Instant,
+    /// The look for tasks hidden behind long polls, at every round and,
+    /// while armed, between rounds.
+    hidden: HiddenWatch,
     /// What the monitor remembers of each worker, by index.
     workers: Vec<WorkerWatch>,
     /// This round's look at each worker (emptied by `watch_workers` each
@@ -181,6 +207,8 @@ impl Monitor {
             threshold,
             busy_round,
             round: busy_round,
+            round_ended: Instant::now(),
+            hidden: HiddenWatch::new(n),
             workers,
             sampled: Vec::with_capacity(n),
             stall: Stall::default(),
@@ -189,26 +217,38 @@ impl Monitor {
         }
     }
 
-    /// Sleeps until the next round; `false` at shutdown. A long round only
-    /// while every worker sleeps; one waking wakes us (`monitor_sleep.rs`),
-    /// and the next round is a busy one.
-    fn sleep(&mut self) -> bool {
+    /// Sleeps until the next round, or the armed watch's next look;
+    /// `None` at shutdown. A long round only while every worker sleeps;
+    /// one waking wakes us (`monitor_sleep.rs`), and the next round is a
+    /// busy one.
+    fn sleep(&mut self) -> Option<Wake> {
         let shared = &self.shared;
         shared.slow_polls.calibrate();
         let short = self.busy_round * BUSY_BACKOFF;
-        let long_sleep = self.round > short && shared.monitor_may_sleep_long();
-        shared.monitor.park_timeout(Some(if long_sleep {
+        let armed = self.hidden.is_armed();
+        let long_sleep = !armed && self.round > short && shared.monitor_may_sleep_long();
+        let round = if long_sleep {
             self.round
         } else {
             self.round.min(short)
-        }));
+        };
+        let left = round.saturating_sub(self.round_ended.elapsed());
+        shared
+            .monitor
+            .park_timeout(Some(if armed { left.min(WATCH_EVERY) } else { left }));
         if shared.is_shutdown() {
-            return false;
+            return None;
         }
         if long_sleep && shared.monitor_sleep.end() {
             self.round = self.busy_round;
+            return Some(Wake::Round);
         }
-        true
+        // Early (the armed watch's look, or a worker's `poke_watch`): a look.
+        Some(if self.round_ended.elapsed() < round {
+            Wake::Look
+        } else {
+            Wake::Round
+        })
     }
 
     /// Looks at every worker (`WorkerWatch::look`); returns the round's pace.
@@ -264,6 +304,7 @@ impl Monitor {
             Pace::Busy => (self.round * 2).clamp(self.busy_round, self.busy_round * BUSY_BACKOFF),
             Pace::Idle => (self.round * 2).min(MAX_ROUND),
         };
+        self.round_ended = Instant::now();
     }
 }
 
@@ -301,7 +342,6 @@ impl WorkerWatch {
             self.restart(sample.polls, round.now);
             return if sample.lent { Pace::Busy } else { Pace::Idle };
         }
-        wake_for_queued(round.shared, remote, sample.polls, waiting);
         let out_of_reach = ring_untouched || round.all_stuck;
         if self.hand_off_due(round, &sample.active, out_of_reach)
             && Shared::retake(round.shared, index)
@@ -357,20 +397,6 @@ impl WorkerWatch {
                 !a.runnable && ran < (now - p.at).as_nanos() / 2
             }
         }
-    }
-}
-
-/// Tasks behind a poll that has lasted a round (`waiting` in the ring, or
-/// fresh ones hidden): wakes a sleeper, which steals them from the ring,
-/// or takes the fresh ones (`WorkerCtx::steal_hidden`) from the poll named
-/// here.
-fn wake_for_queued(shared: &Shared, remote: &Remote, polls: u64, waiting: usize) {
-    let hides = remote.counters.hides_fresh.load(Relaxed);
-    if hides {
-        remote.want_visit(polls);
-    }
-    if (waiting > 0 || hides) && shared.sleeping_workers() > 0 {
-        shared.notify_parked();
     }
 }
 

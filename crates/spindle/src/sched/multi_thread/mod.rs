@@ -6,8 +6,9 @@
 //! warmth and to keep message-passing pairs on one worker), a fixed-size
 //! local ring (`queue.rs`) and counters. When a poll returns, every fresh
 //! task but the top goes to the ring, where other workers can steal it
-//! (earlier, as soon as some worker is idle); a poll that lasts a monitor
-//! round has all of them taken by an idle worker (`steal_hidden`). Every
+//! (earlier, as soon as some worker is idle); a poll that lasts across two
+//! of the monitor's looks has all of them taken by an idle worker
+//! (`steal_hidden`, `sched/hidden_watch.rs`). Every
 //! poll runs with a cooperative budget (`task/coop.rs`). A worker looks
 //! for work in this order:
 //!
@@ -20,8 +21,9 @@
 //! 5. stealing half of another worker's ring, as one of at most half the
 //!    workers searching (`idle.rs`), spinning a few rounds, then the fresh
 //!    tasks of a worker the monitor named (`steal_hidden`), before
-//! 6. yielding its CPU once and parking (`spin.rs` has the policy, `idle.rs`
-//!    the protocol, `docs/sleep-wake.md` the proof).
+//! 6. yielding its CPU once (not beside a poll that hides tasks:
+//!    `Shared::hides_from`) and parking (`spin.rs` has the policy,
+//!    `idle.rs` the protocol, `docs/sleep-wake.md` the proof).
 //!
 //! Tasks hold the shared state through a `SchedRef` (`sched_ref.rs`):
 //! each worker keeps a stock of them taken ahead (`RefStock`), so spawning

@@ -187,12 +187,17 @@ impl WorkerCtx {
             return;
         }
         let mut spilled = false;
+        let first = core.fresh.is_empty();
         let queue = &mut core.queue;
         core.fresh.push(task, |t| {
             self.push_to_ring(queue, t);
             spilled = true;
         });
         self.note_hidden(core);
+        if first {
+            let shared = self.shared();
+            shared.poke_watch(|| shared.idle.any_idle());
+        }
         if spilled {
             self.shared().notify_parked();
         } else if why == Queued::Spawned && core.fresh.len() > 1 && self.shared().idle.any_idle() {

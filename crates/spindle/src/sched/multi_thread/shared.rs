@@ -16,6 +16,7 @@ use crate::loom::{Arc, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::*};
 use crate::sched::blocking::Pool;
 use crate::sched::core_slot::CoreSlot;
 use crate::sched::diagnostics::{OnStall, SlowPolls};
+use crate::sched::hidden_watch::Watching;
 use crate::sched::idle::Idle;
 use crate::sched::inject::Inject;
 use crate::sched::metrics::{RuntimeMetrics, WorkerCounters};
@@ -46,6 +47,8 @@ pub(crate) struct Shared {
     /// from a long round by a worker waking up: `monitor_sleep`).
     pub(crate) monitor: Parker,
     pub(crate) monitor_sleep: MonitorSleep,
+    /// Whether the monitor's hidden-task watch is armed (`hidden_watch.rs`).
+    pub(crate) watching: Watching,
     pub(crate) slow_polls: SlowPolls,
     pub(crate) stalls: AtomicU64,
     /// How many `SchedRef`s of this state are out (`sched_ref.rs`).
@@ -241,6 +244,28 @@ impl Shared {
         }
     }
 
+    /// A poll hid its first fresh task (`any_idle`: is a worker idle to
+    /// take it?), or a worker falls asleep beside such a poll: wakes the
+    /// monitor to watch it, unless it watches already
+    /// (`hidden_watch.rs`).
+    pub(super) fn poke_watch(&self, any_idle: impl FnOnce() -> bool) {
+        if self.watching.take(any_idle) {
+            self.monitor.unpark();
+        }
+    }
+
+    /// Whether a worker other than `index` hides fresh tasks now (its
+    /// `hides_fresh` hint). A worker about to sleep then skips its yield
+    /// (`spin.rs`): it is to be woken for them within a look or two
+    /// (`hidden_watch.rs`), and its CPU, yielded, may go to that very
+    /// poll for a whole time slice.
+    pub(super) fn hides_from(&self, index: usize) -> bool {
+        self.remotes
+            .iter()
+            .enumerate()
+            .any(|(i, r)| i != index && r.counters.hides_fresh.load(Relaxed))
+    }
+
     /// Workers asleep now (a snapshot).
     pub(crate) fn sleeping_workers(&self) -> usize {
         self.idle.num_sleeping()
@@ -333,6 +358,7 @@ pub(crate) fn build(
         handoffs: AtomicU64::new(0),
         monitor: Parker::new(),
         monitor_sleep: MonitorSleep::default(),
+        watching: Watching::default(),
         slow_polls: SlowPolls::new(workers, config.slow_poll),
         stalls: AtomicU64::new(0),
         refs_out: RefCount::default(),

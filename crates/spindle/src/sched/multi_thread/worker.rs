@@ -355,7 +355,12 @@ impl WorkerCtx {
             core.is_searching = false;
             shared.idle.worker_from_searching();
         }
-        core.park_yield.before_park();
+        // Beside a poll that hides tasks, no yield (`Shared::hides_from`),
+        // and once counted asleep, the monitor is woken to watch that poll.
+        let beside_hidden = shared.hides_from(self.index);
+        if !beside_hidden {
+            core.park_yield.before_park();
+        }
         // Every sleeper re-checks, not only the last searcher: a worker that
         // was refused the search (another searched then) and a push made
         // while it still counted as awake would otherwise both go unseen
@@ -363,6 +368,9 @@ impl WorkerCtx {
         // `fresh_tasks_reach_another_worker`).
         shared.idle.worker_to_parked(self.index);
         shared.notify_if_work_pending();
+        if beside_hidden {
+            shared.poke_watch(|| true);
+        }
         bump(&self.counters().parks, 1);
         let parker = &shared.remotes[self.index].parker;
         match shared.driver.try_lock() {
