@@ -38,6 +38,7 @@ mod driver;
 // Files: real syscalls on the blocking pool, which loom and miri cannot run.
 #[cfg(not(any(loom, miri)))]
 pub mod fs;
+mod join;
 mod join_set;
 mod linked_slab;
 mod local_set;
@@ -72,6 +73,7 @@ mod yield_now;
 
 pub use cancel::{CancellationToken, Cancelled};
 pub use combinators::{join_all, race, when_n, JoinAll, Race, WhenN};
+pub use join::{join, join_context, JoinContext};
 pub use local_set::{spawn_local, LocalJoinHandle, LocalSet, RunUntil};
 pub use runtime::{BuildError, Builder, Flavor, Runtime, DEFAULT_HANDOFF_AFTER, DEFAULT_SLOW_POLL};
 pub use sched::blocking::spawn_blocking;

@@ -3,7 +3,7 @@
 //! task" (what other runtimes call the LIFO slot).
 //!
 //! Why more than one slot: a task that forks children and then awaits them
-//! in order (`for f in forks { f.await }`, skynet_fork) awaits the *oldest*
+//! in order (`for f in forks { f.await }`: a tree of forks) awaits the *oldest*
 //! child first. With a single LIFO slot the older children have already
 //! gone to the ring, so every await suspends the parent and the tree runs
 //! breadth first, through the queues. Kept here, the awaited child is found

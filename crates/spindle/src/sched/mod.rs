@@ -319,6 +319,24 @@ where
     spawn(future).join_here()
 }
 
+/// `join` (`join/mod.rs`) on this thread's scheduler: a multi-thread
+/// worker's job deque, or else `a` and then `b`. `b` is told whether a
+/// thief runs it.
+pub(crate) fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA,
+    B: FnOnce(bool) -> RB + Send,
+    RB: Send,
+{
+    #[cfg(not(loom))]
+    if let CoreRef::Multi(w) = current_core() {
+        // SAFETY: CORE points to a live context (set by its guard).
+        return unsafe { &*w }.join(a, b);
+    }
+    let ra = a();
+    (ra, b(false))
+}
+
 /// A driver's refs come from the stock of the scheduler core this thread
 /// runs, when that core's runtime owns the driver (`sched_ref.rs`).
 impl crate::sched_ref::RefCounted for crate::driver::Driver {

@@ -20,7 +20,8 @@
 //! 3. its ring; 4. a batch from the injector;
 //! 5. stealing half of another worker's ring, as one of at most half the
 //!    workers searching (`idle.rs`), spinning a few rounds, then the fresh
-//!    tasks of a worker the monitor named (`steal_hidden`), before
+//!    tasks of a worker the monitor named (`steal_hidden`), then a `join`
+//!    job from another thread's job deque (`jobs.rs`), before
 //! 6. yielding its CPU once (not beside a poll that hides tasks:
 //!    `Shared::hides_from`) and parking (`spin.rs` has the policy,
 //!    `idle.rs` the protocol, `docs/sleep-wake.md` the proof).
@@ -32,8 +33,10 @@
 //! Files: `shared.rs` the shared state (`Shared`, `Remote`, `build`),
 //! `worker.rs` a worker's context, core and run loop, `schedule.rs` where
 //! spawned and woken tasks go, `steal.rs` stealing, `threads.rs` worker
-//! threads and core hand-offs.
+//! threads and core hand-offs, `jobs.rs` the workers' side of `join`.
 
+#[cfg(not(loom))]
+mod jobs;
 mod schedule;
 mod shared;
 mod steal;

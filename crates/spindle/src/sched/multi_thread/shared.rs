@@ -12,6 +12,8 @@ use super::Core;
 use crate::driver::clock::Clock;
 use crate::driver::park::Parker;
 use crate::driver::Driver;
+#[cfg(not(loom))]
+use crate::join::JobStealers;
 use crate::loom::{Arc, AtomicBool, AtomicU64, CachePadded, Mutex, Ordering::*};
 use crate::sched::blocking::Pool;
 use crate::sched::core_slot::CoreSlot;
@@ -49,6 +51,9 @@ pub(crate) struct Shared {
     pub(crate) monitor_sleep: MonitorSleep,
     /// Whether the monitor's hidden-task watch is armed (`hidden_watch.rs`).
     pub(crate) watching: Watching,
+    /// The thieves' ends of the worker threads' job deques (`join/`).
+    #[cfg(not(loom))]
+    pub(super) jobs: JobStealers,
     pub(crate) slow_polls: SlowPolls,
     pub(crate) stalls: AtomicU64,
     /// How many `SchedRef`s of this state are out (`sched_ref.rs`).
@@ -213,6 +218,10 @@ impl Shared {
         // steal loop's last pause, a loom yield, was gone).
         crate::loom::fence(SeqCst);
         let pending = !self.inject.is_empty() || self.remotes.iter().any(|r| !r.stealer.is_empty());
+        // Jobs (`jobs.rs`): a join that saw a worker idle fenced (in
+        // `notify_parked`) after its push, so this sees it.
+        #[cfg(not(loom))]
+        let pending = pending || self.jobs.any_waiting();
         if pending {
             self.notify_parked();
         }
@@ -359,6 +368,8 @@ pub(crate) fn build(
         monitor: Parker::new(),
         monitor_sleep: MonitorSleep::default(),
         watching: Watching::default(),
+        #[cfg(not(loom))]
+        jobs: JobStealers::default(),
         slow_polls: SlowPolls::new(workers, config.slow_poll),
         stalls: AtomicU64::new(0),
         refs_out: RefCount::default(),

@@ -106,7 +106,7 @@ impl WorkerCtx {
 
 impl Core {
     /// Only spreads steal attempts across victims.
-    fn next_rand(&mut self) -> u32 {
+    pub(super) fn next_rand(&mut self) -> u32 {
         self.rng = xorshift32(self.rng);
         self.rng
     }

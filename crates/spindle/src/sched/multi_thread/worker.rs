@@ -52,6 +52,9 @@ pub(crate) struct WorkerCtx {
     pub(super) lent: Arc<CoreSlot>,
     /// Nesting of inline runs (`run_inline_if_next`).
     inline: InlineRuns,
+    /// This thread's job deque, for `join` (`jobs.rs`).
+    #[cfg(not(loom))]
+    pub(super) jobs: crate::join::JobDeque,
 }
 
 /// A worker's queues and scheduling state: held by one thread at a time,
@@ -111,7 +114,11 @@ pub(super) fn run_worker(external: Arc<Spawner>, index: usize, mut core: Box<Cor
 impl WorkerCtx {
     pub(super) fn new(external: Arc<Spawner>, index: usize) -> WorkerCtx {
         let stack_size = external.shared.config.stack_size;
+        #[cfg(not(loom))]
+        let jobs = external.shared.jobs.register();
         WorkerCtx {
+            #[cfg(not(loom))]
+            jobs,
             refs: RefStock::new(external.shared.clone()),
             driver_refs: RefStock::new(external.shared.driver.clone()),
             external,
@@ -181,6 +188,10 @@ impl WorkerCtx {
             }
             if let Some(task) = self.steal_work(&mut core) {
                 core = self.run_task(core, task)?;
+                continue;
+            }
+            #[cfg(not(loom))]
+            if self.run_stolen_job(&mut core) {
                 continue;
             }
             core = self.park(core)?;
