@@ -69,8 +69,8 @@ fn run(req: &Request) -> Measured {
     let measured = rt.block_on(async move {
         spindle::spawn(async move {
             match name.as_str() {
-                "skynet" => timed(Join::Spawn.await_child(skynet(0, n, Join::Spawn))).await,
-                "skynet_fork" => timed(Join::Fork.await_child(skynet(0, n, Join::Fork))).await,
+                "skynet" => timed(async { skynet(0, n).await.unwrap() }).await,
+                "skynet_fork" => timed(in_task(move || skynet_join(0, n, w))).await,
                 "blocking_pressure" => blocking_pressure(n, w).await,
                 "pingpong" => timed(pingpong(n)).await,
                 "fanout" => timed(fanout(n)).await,
@@ -141,40 +141,95 @@ async fn in_task(f: impl FnOnce() -> u64 + Send + 'static) -> u64 {
     spindle::spawn(async move { f() }).await.unwrap()
 }
 
-/// skynet (`Join::Spawn`): a task per node; a parent spawns its 10 children
-/// and sums their join handles. skynet_fork (`Join::Fork`): the same tree
-/// of `spindle::fork`s, whose awaits run a child no worker has taken
-/// inline (the fork–join API, against rayon's `join`).
-fn skynet(id: u64, size: u64, join: Join) -> spindle::Fork<u64> {
-    // `fork` is `spawn(..).join_here()`: only the await below differs.
-    spindle::fork(async move {
+/// skynet: a task per node; a parent spawns its 10 children and sums
+/// their join handles.
+fn skynet(id: u64, size: u64) -> JoinHandle<u64> {
+    spindle::spawn(async move {
         if size == 1 {
             return id;
         }
         let child = size / SKYNET_FANOUT;
         let children: Vec<_> = (0..SKYNET_FANOUT)
-            .map(|c| skynet(id + c * child, child, join))
+            .map(|c| skynet(id + c * child, child))
             .collect();
         let mut sum = 0;
         for c in children {
-            sum += join.await_child(c).await;
+            sum += c.await.unwrap();
         }
         sum
     })
 }
 
-/// How skynet's parents await their children.
-#[derive(Clone, Copy)]
-enum Join {
-    Spawn,
-    Fork,
+/// skynet_fork: the same tree of plain calls, split with
+/// `spindle::join_context` (the fork–join API for closures, against
+/// rayon). A node's children are halved at each join while the split is
+/// worth it, as rayon's parallel iterator (the rayon peer's) halves them:
+/// `Splits`.
+fn skynet_join(id: u64, size: u64, workers: usize) -> u64 {
+    if size == 1 {
+        return id;
+    }
+    let children = Children {
+        first: id,
+        leaves: size / SKYNET_FANOUT,
+        lo: 0,
+        hi: SKYNET_FANOUT,
+    };
+    children.sum(Splits::new(workers), false, workers)
 }
 
-impl Join {
-    async fn await_child(self, child: spindle::Fork<u64>) -> u64 {
-        match self {
-            Join::Spawn => child.into_handle().await.unwrap(),
-            Join::Fork => child.await.unwrap(),
+/// Subtrees `lo..hi` of a node whose first leaf is `first`, each of
+/// `leaves` leaves.
+#[derive(Clone, Copy)]
+struct Children {
+    first: u64,
+    leaves: u64,
+    lo: u64,
+    hi: u64,
+}
+
+impl Children {
+    /// Their sum; `migrated`: a thief took this range.
+    fn sum(self, mut splits: Splits, migrated: bool, workers: usize) -> u64 {
+        if self.hi - self.lo == 1 || !splits.try_split(migrated, workers) {
+            return (self.lo..self.hi)
+                .map(|c| skynet_join(self.first + c * self.leaves, self.leaves, workers))
+                .sum();
+        }
+        let mid = self.lo + (self.hi - self.lo) / 2;
+        let (left, right) = (Children { hi: mid, ..self }, Children { lo: mid, ..self });
+        let (a, b) = spindle::join_context(
+            |ctx| left.sum(splits, ctx.migrated(), workers),
+            |ctx| right.sum(splits, ctx.migrated(), workers),
+        );
+        a + b
+    }
+}
+
+/// rayon's adaptive splitting (its `Splitter`, which its parallel
+/// iterators use): a fresh range may split into about as many pieces as
+/// there are workers; a range a thief took may split as much again.
+#[derive(Clone, Copy)]
+struct Splits {
+    left: usize,
+}
+
+impl Splits {
+    fn new(workers: usize) -> Splits {
+        Splits { left: workers }
+    }
+
+    /// Whether to split a range (`stolen`: a thief took it), counting the
+    /// split.
+    fn try_split(&mut self, stolen: bool, workers: usize) -> bool {
+        if stolen {
+            self.left = workers.max(self.left / 2);
+            true
+        } else if self.left > 0 {
+            self.left /= 2;
+            true
+        } else {
+            false
         }
     }
 }

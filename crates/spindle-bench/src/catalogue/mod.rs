@@ -525,8 +525,9 @@ const CORE: [Workload; 35] = [
     w!(
         "skynet_fork",
         "fork",
-        "skynet's 10-ary tree with the fork-join API (spindle::fork, rayon's join): \
-         a child no worker took runs inline in its parent's await",
+        "skynet's 10-ary tree with the fork-join API for closures (spindle::join_context, \
+         rayon's join under its parallel iterator): a half no worker stole runs on its \
+         caller's stack",
         1_000_000,
         100_000,
         1_000,
