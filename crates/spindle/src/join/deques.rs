@@ -3,6 +3,11 @@
 //! thieves stealing the oldest (the biggest piece of a divide-and-conquer
 //! tree). crossbeam-deque's Chase–Lev deque, as rayon's.
 //!
+//! miri runs the core under strict provenance, which crossbeam-epoch's
+//! tagged pointers (under crossbeam-deque's buffers) do not meet; under
+//! miri the deques are a locked `VecDeque` with the same interface
+//! (`locked`), and miri checks the jobs' own protocol through it.
+//!
 //! Invariants:
 //! - a thread's deque is registered (`JobStealers::register`) while its
 //!   `WorkerCtx` lives, and empty when it is dropped: a join returns only
@@ -12,7 +17,10 @@
 
 use super::job::JobRef;
 use crate::loom::{lock, Mutex};
+#[cfg(not(miri))]
 use crossbeam_deque::{Steal, Stealer, Worker};
+#[cfg(miri)]
+use locked::{Steal, Stealer, Worker};
 
 /// One worker thread's deque: the owner's end.
 pub(crate) struct JobDeque {
@@ -84,5 +92,56 @@ impl JobStealers {
                     Steal::Retry => {}
                 }
             })
+    }
+}
+
+/// The deque under miri: both ends behind one lock, the owner's end LIFO,
+/// the thieves' FIFO, as crossbeam-deque's `new_lifo`.
+#[cfg(miri)]
+mod locked {
+    use std::collections::VecDeque;
+    use std::sync::{Arc, Mutex};
+
+    pub(super) enum Steal<T> {
+        Empty,
+        Success(T),
+        /// crossbeam's lost race; a lock never loses one.
+        #[allow(dead_code)]
+        Retry,
+    }
+
+    pub(super) struct Worker<T>(Arc<Mutex<VecDeque<T>>>);
+
+    pub(super) struct Stealer<T>(Arc<Mutex<VecDeque<T>>>);
+
+    impl<T> Worker<T> {
+        pub(super) fn new_lifo() -> Worker<T> {
+            Worker(Arc::default())
+        }
+
+        pub(super) fn stealer(&self) -> Stealer<T> {
+            Stealer(self.0.clone())
+        }
+
+        pub(super) fn push(&self, item: T) {
+            self.0.lock().unwrap().push_back(item);
+        }
+
+        pub(super) fn pop(&self) -> Option<T> {
+            self.0.lock().unwrap().pop_back()
+        }
+    }
+
+    impl<T> Stealer<T> {
+        pub(super) fn steal(&self) -> Steal<T> {
+            match self.0.lock().unwrap().pop_front() {
+                Some(item) => Steal::Success(item),
+                None => Steal::Empty,
+            }
+        }
+
+        pub(super) fn is_empty(&self) -> bool {
+            self.0.lock().unwrap().is_empty()
+        }
     }
 }
