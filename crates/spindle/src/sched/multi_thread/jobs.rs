@@ -41,13 +41,7 @@ impl WorkerCtx {
         let Some(job) = shared.jobs.steal(self.jobs.id(), start) else {
             return false;
         };
-        if core.is_searching {
-            core.is_searching = false;
-            if shared.idle.worker_from_searching() {
-                // The last searcher found work: there may be more.
-                shared.notify_parked();
-            }
-        }
+        self.found_work(core);
         // SAFETY: taken from a deque, so this thread alone runs it, and
         // its owner waits in `join` until it has run.
         unsafe { job.execute() };

@@ -245,13 +245,7 @@ impl WorkerCtx {
     /// a poll. The core stays lent throughout, borrowed between polls
     /// (`core_slot.rs`), and is taken out once, at the end.
     pub(super) fn run_task(&self, mut core: Box<Core>, task: Notified) -> Option<Box<Core>> {
-        if core.is_searching {
-            core.is_searching = false;
-            if self.shared().idle.worker_from_searching() {
-                // The last searcher found work: there may be more.
-                self.shared().notify_parked();
-            }
-        }
+        self.found_work(&mut core);
         core.lifo_polls = 0;
         bump(&self.counters().polls, 1);
         self.lent.lend(core);
@@ -265,6 +259,18 @@ impl WorkerCtx {
                 return self.lent.take();
             };
             self.run_timed(task);
+        }
+    }
+
+    /// A searcher found something to run (a task, a stolen job): it leaves
+    /// the search first, and the last searcher to leave wakes a sleeper,
+    /// since there may be more (`docs/sleep-wake.md`, rule 3).
+    pub(super) fn found_work(&self, core: &mut Core) {
+        if core.is_searching {
+            core.is_searching = false;
+            if self.shared().idle.worker_from_searching() {
+                self.shared().notify_parked();
+            }
         }
     }
 
