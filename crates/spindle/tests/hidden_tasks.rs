@@ -16,11 +16,7 @@ use std::time::{Duration, Instant};
 /// gate's opening), if it did meanwhile. Two workers, no hand-off: `b`
 /// must be taken from `a`'s worker by the other one.
 fn woken_beside_the_waker(queued: bool, limit: Duration) -> Option<Duration> {
-    let rt = spindle::Builder::new_multi_thread()
-        .workers(2)
-        .handoff_after(None)
-        .build()
-        .unwrap();
+    let rt = two_workers_without_hand_offs();
     rt.block_on(async move {
         let gate = Gate::new();
         let ran = Arc::new(AtomicBool::new(false));
@@ -90,11 +86,7 @@ fn a_task_hidden_by_a_long_poll_waits_a_look_not_a_round() {
 /// or `limit` passed; returns when `b` ran (from the spawn), if it did
 /// meanwhile. As `woken_beside_the_waker`.
 fn spawned_beside_the_spawner(limit: Duration) -> Option<Duration> {
-    let rt = spindle::Builder::new_multi_thread()
-        .workers(2)
-        .handoff_after(None)
-        .build()
-        .unwrap();
+    let rt = two_workers_without_hand_offs();
     rt.block_on(async move {
         spindle::spawn(async move {
             let ran = Arc::new(AtomicBool::new(false));
@@ -126,11 +118,7 @@ fn a_task_spawned_by_a_long_poll_runs_on_the_idle_worker() {
     // The child waits in its parent's fresh tasks (the LIFO slot) while
     // the parent spins until it has run: the monitor wakes the idle worker,
     // which visits the busy worker's core and takes it.
-    let rt = spindle::Builder::new_multi_thread()
-        .workers(2)
-        .handoff_after(None)
-        .build()
-        .unwrap();
+    let rt = two_workers_without_hand_offs();
     let ran = rt.block_on(async {
         spindle::spawn(async {
             let ran = Arc::new(AtomicBool::new(false));
@@ -151,4 +139,14 @@ fn a_task_spawned_by_a_long_poll_runs_on_the_idle_worker() {
     let m = rt.metrics();
     let taken: u64 = m.workers.iter().map(|w| w.hidden_steals).sum();
     assert!(taken >= 1, "{m:?}");
+}
+
+/// The runtime every test here runs on: two workers, and no hand-off of a
+/// busy worker's core, so that only a visit can take its hidden tasks.
+fn two_workers_without_hand_offs() -> spindle::Runtime {
+    spindle::Builder::new_multi_thread()
+        .workers(2)
+        .handoff_after(None)
+        .build()
+        .unwrap()
 }
