@@ -34,8 +34,14 @@ use super::multi_thread::{Remote, Shared};
 use crate::loom::{lock, AtomicBool, Ordering::Relaxed};
 use std::time::Duration;
 
-/// How often the armed watch looks.
-pub(crate) const WATCH_EVERY: Duration = Duration::from_micros(50);
+/// How often the armed watch looks. Under miri, which runs every thread
+/// a thousand times slower on the real clock, a look every 50 µs would
+/// keep the monitor busy and slow every test it runs.
+pub(crate) const WATCH_EVERY: Duration = if cfg!(miri) {
+    Duration::from_millis(10)
+} else {
+    Duration::from_micros(50)
+};
 /// Once armed, the watch stays armed this many looks after the last that
 /// armed it: a worker's poke then wakes the monitor at most once a
 /// stretch of this many looks, however often the workers' state flickers.
