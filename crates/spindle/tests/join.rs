@@ -33,10 +33,7 @@ fn an_idle_worker_steals_the_second_closure() {
     // `a` waits (up to patience) for `b` to have run on another thread:
     // only a thief can make that happen, since `b` would otherwise run
     // here after `a`.
-    let rt = spindle::Builder::new_multi_thread()
-        .workers(2)
-        .build()
-        .unwrap();
+    let rt = two_workers();
     let (ran_beside, b_thread, migrated) = rt.block_on(async {
         spindle::spawn(async {
             let b_ran = AtomicUsize::new(0);
@@ -90,10 +87,7 @@ fn a_tree_of_joins_spreads_over_the_workers() {
         let (a, b) = spindle::join(|| leaves(depth - 1, threads), || leaves(depth - 1, threads));
         a + b
     }
-    let rt = spindle::Builder::new_multi_thread()
-        .workers(2)
-        .build()
-        .unwrap();
+    let rt = two_workers();
     let threads = Arc::new(Threads::default());
     let t = threads.clone();
     let n = rt.block_on(async move { spindle::spawn(async move { leaves(8, &t) }).await });
@@ -104,10 +98,7 @@ fn a_tree_of_joins_spreads_over_the_workers() {
 
 #[test]
 fn a_panic_in_either_closure_comes_out_of_join_after_both_ran() {
-    let rt = spindle::Builder::new_multi_thread()
-        .workers(2)
-        .build()
-        .unwrap();
+    let rt = two_workers();
     let out = rt.block_on(async {
         spindle::spawn(async {
             let b_ran = AtomicUsize::new(0);
@@ -123,4 +114,12 @@ fn a_panic_in_either_closure_comes_out_of_join_after_both_ran() {
         .unwrap()
     });
     assert_eq!(out, ("a failed", 1, "b failed"));
+}
+
+/// A runtime with a worker to spare for a thief.
+fn two_workers() -> spindle::Runtime {
+    spindle::Builder::new_multi_thread()
+        .workers(2)
+        .build()
+        .unwrap()
 }
