@@ -80,7 +80,9 @@ impl<F: FnOnce(bool) -> R + Send, R: Send> StackJob<F, R> {
     }
 
     /// Owner, having taken its own job back from the deque: runs the
-    /// closure here; a panic unwinds into the caller.
+    /// closure here; a panic unwinds into the caller. (Under loom `join`
+    /// runs sequentially and never pushes a job.)
+    #[cfg(not(loom))]
     pub(super) fn run_inline(&self) -> R {
         // SAFETY: taken back from the deque, so no thief has it; the owner
         // is the only thread touching the job.

@@ -21,6 +21,7 @@
 // there, and only the job's own protocol is modelled (`job.rs`).
 #[cfg(not(loom))]
 mod deques;
+#[cfg(any(not(loom), test))]
 mod job;
 
 #[cfg(not(loom))]
