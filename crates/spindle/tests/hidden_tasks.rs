@@ -1,15 +1,26 @@
 //! Tasks hidden behind a long poll (spawned or woken by it, in its
 //! worker's LIFO slot) run on an idle worker while the poll goes on: the
 //! monitor's watch wakes a sleeper, which visits the busy worker's core
-//! and takes them. A binary of its own: the one timed test here must not
-//! share the CPUs with other tests.
+//! and takes them. A binary of its own, whose tests run one at a time
+//! (`alone`): the one timed test here must not share the CPUs with other
+//! tests.
 
 mod common;
 
 use common::Gate;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+/// Held for the whole of each test: libtest runs a binary's tests in
+/// parallel, and the others' spinning workers would take the CPUs the timed
+/// one measures (a failed test's poison is no reason to fail the next).
+fn alone() -> MutexGuard<'static, ()> {
+    static ALONE: Mutex<()> = Mutex::new(());
+    ALONE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// Task `a` opens a gate task `b` waits at, then computes without yielding
 /// until `b` has run or `limit` passed; returns when `b` ran (from the
@@ -49,6 +60,7 @@ fn woken_beside_the_waker(queued: bool, limit: Duration) -> Option<Duration> {
 
 #[test]
 fn a_task_woken_by_a_long_poll_runs_on_the_idle_worker() {
+    let _alone = alone();
     // The woken task sits in the waker's LIFO slot; the idle worker takes
     // it from there (woken by the monitor's watch, then a visit).
     let took = woken_beside_the_waker(false, 2 * common::patience());
@@ -63,6 +75,7 @@ fn a_task_woken_by_a_long_poll_runs_on_the_idle_worker() {
 /// under a round only if the watch took it.
 #[test]
 fn a_task_hidden_by_a_long_poll_waits_a_look_not_a_round() {
+    let _alone = alone();
     let fastest = |trial: &dyn Fn() -> Option<Duration>| {
         (0..9)
             .map(|_| trial().expect("the hidden task waited for the poll to end"))
@@ -107,6 +120,7 @@ fn spawned_beside_the_spawner(limit: Duration) -> Option<Duration> {
 
 #[test]
 fn a_queued_wake_runs_on_an_idle_worker_while_the_waker_computes() {
+    let _alone = alone();
     assert!(
         woken_beside_the_waker(true, 2 * common::patience()).is_some(),
         "the task woken with wake_queued waited for its waker's poll to end"
@@ -115,6 +129,7 @@ fn a_queued_wake_runs_on_an_idle_worker_while_the_waker_computes() {
 
 #[test]
 fn a_task_spawned_by_a_long_poll_runs_on_the_idle_worker() {
+    let _alone = alone();
     // The child waits in its parent's fresh tasks (the LIFO slot) while
     // the parent spins until it has run: the monitor wakes the idle worker,
     // which visits the busy worker's core and takes it.
