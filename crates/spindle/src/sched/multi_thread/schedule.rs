@@ -3,7 +3,8 @@
 //! top one is the LIFO slot, run next), whose oldest spill into the ring
 //! when the stack is full; a yield to the back of the ring, waking nobody;
 //! a `wake_queued` to the back of the ring, waking an idle worker to steal
-//! it. The fresh tasks below the top are published to the ring when the
+//! it; a driver turn's wakes to the back of the ring, in the order they
+//! were woken. The fresh tasks below the top are published to the ring when the
 //! poll returns (`WorkerCtx::run_task`), or at once for a spawn while a
 //! worker idles. From any other thread, or a thread that lost its core, to
 //! the injector, waking a sleeper.
@@ -183,6 +184,13 @@ impl WorkerCtx {
             // yields every slice across cores. Should this worker's poll
             // then last, the monitor wakes a sleeper for its ring
             // (`monitor.rs`).
+            self.push_to_ring(&mut core.queue, task);
+            return;
+        }
+        if why == Queued::Woken && self.dispatching.get() {
+            // A driver turn's wakes (`WorkerCtx::dispatch`), in the order
+            // their timers fell due: to the ring's back, which runs them
+            // in that order; the turn wakes an idle worker after the batch.
             self.push_to_ring(&mut core.queue, task);
             return;
         }

@@ -52,6 +52,9 @@ pub(crate) struct WorkerCtx {
     pub(super) lent: Arc<CoreSlot>,
     /// Nesting of inline runs (`run_inline_if_next`).
     inline: InlineRuns,
+    /// A driver turn is waking tasks (`dispatch`): they go to the ring's
+    /// back in the order they were woken (`schedule_local`).
+    pub(super) dispatching: std::cell::Cell<bool>,
     /// This thread's job deque, for `join` (`jobs.rs`).
     #[cfg(not(loom))]
     pub(super) jobs: crate::join::JobDeque,
@@ -124,6 +127,7 @@ impl WorkerCtx {
             external,
             index,
             inline: InlineRuns::new(stack_size),
+            dispatching: std::cell::Cell::new(false),
             lent: Arc::new(CoreSlot::new()),
         }
     }
@@ -427,6 +431,11 @@ impl WorkerCtx {
     /// idle worker if more than one waits; `None` if the core was taken away
     /// meanwhile (the thread that has it runs or publishes them).
     ///
+    /// The tasks a turn wakes go to the ring in the order they were woken
+    /// (`schedule_local`): timers that fell due together run in deadline
+    /// order, as from Tokio's driver (its wakes go to the injector, FIFO),
+    /// not newest first as from the LIFO stack.
+    ///
     /// Woken tasks wait for the end of what woke them (`schedule_local`),
     /// here the batch: one notify per batch, not one at its second task. An
     /// idle worker woken mid-batch takes a CPU from this thread while it is
@@ -435,7 +444,9 @@ impl WorkerCtx {
     /// echo). Tokio also notifies after its driver returns.
     fn dispatch(&self, core: Box<Core>, f: impl FnOnce()) -> Option<Box<Core>> {
         self.lent.lend(core);
+        self.dispatching.set(true);
         f();
+        self.dispatching.set(false);
         let mut core = self.lent.take()?;
         if core.fresh.len() + core.queue.len() > 1 {
             self.publish_fresh(&mut core);
