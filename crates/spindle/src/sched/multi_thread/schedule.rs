@@ -158,7 +158,7 @@ impl WorkerCtx {
     }
 
     /// Schedules on this thread's core if it still has it, else remotely.
-    fn schedule_here(&self, task: Notified, why: Queued) {
+    pub(super) fn schedule_here(&self, task: Notified, why: Queued) {
         match self.lent.borrow() {
             Some(mut core) => self.schedule_local(&mut core, task, why),
             None => self.shared().schedule_remote(task),

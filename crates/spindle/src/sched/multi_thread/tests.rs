@@ -96,6 +96,36 @@ fn a_queued_wake_wakes_a_sleeper_and_a_yield_does_not() {
     shared.cancel_all();
 }
 
+/// The tasks a driver turn wakes (timers that fell due together) run in
+/// the order they were woken, not newest first as from the LIFO stack.
+#[test]
+fn a_driver_turns_wakes_run_in_the_order_woken() {
+    let (shared, mut cores) = test_build(1);
+    let ctx = WorkerCtx::new(external_spawner(&shared), 0);
+    let core = Box::new(cores.swap_remove(0));
+    let (tasks, raws): (Vec<_>, Vec<_>) = (0..3).map(|_| crate::task::inert::task()).unzip();
+    let mut core = ctx
+        .dispatch(core, || {
+            for task in tasks {
+                ctx.schedule_here(task, Queued::Woken);
+            }
+        })
+        .expect("the core was not taken away");
+    let mut ran = Vec::new();
+    for (i, raw) in raws.iter().enumerate() {
+        let next = ctx.next_task(&mut core).expect("three tasks queued");
+        assert!(next.is(*raw), "task {i} of the turn did not run {i}th");
+        ran.push(next);
+    }
+    drop(ran);
+    drop(core);
+    for raw in raws {
+        raw.drop_join_handle();
+    }
+    shared.begin_shutdown();
+    shared.cancel_all();
+}
+
 /// `after_monitor_turn` wakes a worker only when every worker sleeps.
 #[test]
 fn after_the_monitors_turn_a_worker_is_woken_only_if_all_sleep() {

@@ -442,7 +442,7 @@ impl WorkerCtx {
     /// still dispatching, and the two then preempt each other several
     /// times as often as they do this way (counts in `docs/profiles.md`,
     /// echo). Tokio also notifies after its driver returns.
-    fn dispatch(&self, core: Box<Core>, f: impl FnOnce()) -> Option<Box<Core>> {
+    pub(super) fn dispatch(&self, core: Box<Core>, f: impl FnOnce()) -> Option<Box<Core>> {
         self.lent.lend(core);
         self.dispatching.set(true);
         f();
