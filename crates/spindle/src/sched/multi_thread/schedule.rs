@@ -4,10 +4,10 @@
 //! when the stack is full; a yield to the back of the ring, waking nobody;
 //! a `wake_queued` to the back of the ring, waking an idle worker to steal
 //! it; a driver turn's wakes to the back of the ring, in the order they
-//! were woken. The fresh tasks below the top are published to the ring when the
-//! poll returns (`WorkerCtx::run_task`), or at once for a spawn while a
-//! worker idles. From any other thread, or a thread that lost its core, to
-//! the injector, waking a sleeper.
+//! were woken. The fresh tasks below the top are published to the ring
+//! when the poll returns (`WorkerCtx::run_task`), or at once for a spawn
+//! while a worker idles. From any other thread, or a thread that lost its
+//! core, to the injector, waking a sleeper.
 
 use super::{Core, Shared, Spawner, WorkerCtx};
 use crate::loom::{Arc, Ordering::Relaxed};
@@ -188,9 +188,10 @@ impl WorkerCtx {
             return;
         }
         if why == Queued::Woken && self.dispatching.get() {
-            // A driver turn's wakes (`WorkerCtx::dispatch`), in the order
-            // their timers fell due: to the ring's back, which runs them
-            // in that order; the turn wakes an idle worker after the batch.
+            // A driver turn's wakes (`WorkerCtx::dispatch`: timers in the
+            // order they fell due, then ready I/O): to the ring's back,
+            // which runs them in that order; the turn wakes an idle worker
+            // after the batch.
             self.push_to_ring(&mut core.queue, task);
             return;
         }
