@@ -375,10 +375,15 @@ fn a_busy_task_yields_once_a_slice_and_the_yields_are_counted() {
     for (flavour, rt) in common::flavours() {
         let polls = rt.block_on(polls_while_busy(BUSY, false));
         assert!((20..=most).contains(&polls), "{flavour}: {polls} polls");
-        let forced: u64 = rt.metrics().workers.iter().map(|w| w.forced_yields).sum();
+        // A poll whose core was handed off meanwhile (its thread held up
+        // past the monitor's patience, as on a loaded machine) shows as a
+        // hand-off, not a forced yield (`WorkerCtx::run_timed`).
+        let metrics = rt.metrics();
+        let forced: u64 = metrics.workers.iter().map(|w| w.forced_yields).sum();
         assert!(
-            forced as usize >= polls - 1,
-            "{flavour}: {forced} forced yields"
+            (forced + metrics.handoffs) as usize >= polls - 1,
+            "{flavour}: {forced} forced yields, {} hand-offs, {polls} polls",
+            metrics.handoffs
         );
     }
 }
