@@ -65,11 +65,8 @@ fn an_idle_worker_steals_the_second_closure() {
 fn a_closure_run_by_its_caller_is_not_migrated() {
     let run = || spindle::join_context(|a| a.migrated(), |b| b.migrated());
     assert_eq!(run(), (false, false), "outside a runtime");
-    for (name, rt) in common::flavours() {
-        // With more than one worker a thief may take the second closure.
-        if name.ends_with(" workers") {
-            continue;
-        }
+    // With more than one worker a thief may take the second closure.
+    for (name, rt) in common::one_thread_flavours() {
         let got = rt.block_on(async move { spindle::spawn(async move { run() }).await });
         assert_eq!(got.unwrap(), (false, false), "{name}");
     }

@@ -247,10 +247,7 @@ fn a_fork_tree_awaited_in_fork_order_runs_depth_first_inline() {
     // newest entries of the current-thread queue), so each await finds its
     // child not started and runs it inline: every task is polled once.
     // (With several workers, idle ones take subtrees and parents wait.)
-    let flavours = common::flavours()
-        .into_iter()
-        .filter(|(f, _)| !f.ends_with(" workers"));
-    for (flavour, rt) in flavours {
+    for (flavour, rt) in common::one_thread_flavours() {
         let polls = Arc::new(AtomicUsize::new(0));
         let p = polls.clone();
         let tasks = rt.block_on(async move {

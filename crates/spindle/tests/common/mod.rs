@@ -32,6 +32,15 @@ pub fn flavours() -> Vec<(&'static str, spindle::Runtime)> {
     }
 }
 
+/// The flavours that run every task on one thread (current-thread and 1
+/// worker): where no thief can take a task or a closure.
+pub fn one_thread_flavours() -> Vec<(&'static str, spindle::Runtime)> {
+    flavours()
+        .into_iter()
+        .filter(|(name, _)| !name.ends_with(" workers"))
+        .collect()
+}
+
 /// Defines `#[test] fn name()` running `body` (an async block using the
 /// runtime through `spindle::spawn`) on every flavour.
 #[macro_export]
