@@ -233,7 +233,7 @@ fn spawn_on_uses_the_given_runtime() {
 fn draining_100k_tasks_gives_the_exact_sum() {
     let rt = spindle::Builder::new_multi_thread().build().unwrap();
     rt.block_on(async {
-        let n: u64 = if cfg!(miri) { 200 } else { 100_000 };
+        let n: u64 = if cfg!(miri) { 1_000 } else { 100_000 };
         let mut set = JoinSet::new();
         for i in 0..n {
             set.spawn(async move { i });
