@@ -15,7 +15,11 @@
 //! A spent budget is a moment to look at the clock, not yet a yield: the
 //! first time in a poll, the time is noted and the budget refilled; from
 //! then on it is refilled until the poll has run [`SLICE`] past that note,
-//! and then the next operation wakes its task and returns `Pending`. The
+//! and then the next operation wakes its task and returns `Pending`. Each
+//! refill doubles while the last one ran out in under half of what is left
+//! of the slice, up to [`MAX_REFILL`] budgets, and halves when the last
+//! one took more than all of it: a task of fast operations looks at the
+//! clock a few times a slice, not once every budget. The
 //! task goes to the back of its worker's queue (a self-wake during a poll
 //! is a yield) and everything queued before it runs first. So a task never
 //! keeps its worker for much more than a slice, as Go's preemption bounds
@@ -58,6 +62,11 @@ pub const DEFAULT_BUDGET: u32 = 128;
 /// yield (module docs): well under the timers' 1 ms resolution.
 pub const SLICE: Duration = Duration::from_micros(50);
 
+/// The largest refill within a slice, in budgets (module docs): bounds
+/// how far past the slice a task can run when its operations turn slow
+/// in the middle of a refill.
+pub const MAX_REFILL: u32 = 64;
+
 /// What a poll is left with: `left` counts down at every operation, and
 /// only reaching 0 looks further (`at_zero`). An unlimited poll (`units ==
 /// 0`) starts at `u32::MAX` and is refilled there if it ever gets to 0, so
@@ -69,6 +78,10 @@ struct State {
     units: Cell<u32>,
     /// When this poll first spent its budget.
     slice_from: Cell<Option<Instant>>,
+    /// Once the slice has started: the last refill's size and when it
+    /// was given (read only while `slice_from` is set).
+    refill: Cell<u32>,
+    refilled_at: Cell<Option<Instant>>,
     /// An operation of this poll was refused (a forced yield).
     forced: Cell<bool>,
 }
@@ -79,6 +92,8 @@ thread_local! {
             left: Cell::new(u32::MAX),
             units: Cell::new(0),
             slice_from: Cell::new(None),
+            refill: Cell::new(0),
+            refilled_at: Cell::new(None),
             forced: Cell::new(false),
         }
     };
@@ -92,6 +107,8 @@ pub(crate) struct Scope {
     left: u32,
     units: u32,
     slice_from: Option<Instant>,
+    refill: u32,
+    refilled_at: Option<Instant>,
     forced: bool,
 }
 
@@ -104,6 +121,8 @@ impl Scope {
             left: s.left.replace(u32::MAX),
             units: s.units.replace(units),
             slice_from: s.slice_from.replace(None),
+            refill: s.refill.get(),
+            refilled_at: s.refilled_at.get(),
             forced: s.forced.replace(false),
         })
     }
@@ -116,6 +135,8 @@ impl Drop for Scope {
             s.left.set(self.left);
             s.units.set(self.units);
             s.slice_from.set(self.slice_from);
+            s.refill.set(self.refill);
+            s.refilled_at.set(self.refilled_at);
             s.forced.set(self.forced);
         });
     }
@@ -206,16 +227,25 @@ fn at_zero(cx: &mut Context<'_>) -> Poll<Progress> {
             return false;
         }
         let now = Instant::now();
-        let refused = match s.slice_from.get() {
+        let refill = match s.slice_from.get() {
             None => {
                 s.slice_from.set(Some(now));
-                false
+                Some(units)
             }
-            Some(from) => now.saturating_duration_since(from) >= SLICE,
+            Some(from) => {
+                let rest = SLICE.saturating_sub(now.saturating_duration_since(from));
+                let took = now.saturating_duration_since(s.refilled_at.get().unwrap_or(from));
+                next_refill(rest, took, s.refill.get(), units)
+            }
         };
         // This operation's unit comes out of the refill; a refused poll
         // stays at 0 (undoing the wrap).
-        s.left.set(if refused { 0 } else { units - 1 });
+        let refused = refill.is_none();
+        if let Some(refill) = refill {
+            s.refill.set(refill);
+            s.refilled_at.set(Some(now));
+        }
+        s.left.set(refill.map_or(0, |r| r - 1));
         s.forced.set(s.forced.get() | refused);
         refused
     });
@@ -224,6 +254,20 @@ fn at_zero(cx: &mut Context<'_>) -> Poll<Progress> {
         Poll::Pending
     } else {
         Poll::Ready(Progress(()))
+    }
+}
+
+/// The refill after one of `last` units that ran out in `took`, with
+/// `rest` of the slice left (module docs); `None` once the slice is over.
+fn next_refill(rest: Duration, took: Duration, last: u32, units: u32) -> Option<u32> {
+    if rest.is_zero() {
+        None
+    } else if took * 2 <= rest {
+        Some(last.saturating_mul(2).min(units.saturating_mul(MAX_REFILL)))
+    } else if took > rest {
+        Some((last / 2).max(units))
+    } else {
+        Some(last)
     }
 }
 
@@ -354,6 +398,31 @@ mod tests {
             1000,
             "unlimited outside a poll"
         );
+    }
+
+    #[test]
+    fn refills_double_while_the_slice_has_room_and_halve_when_it_runs_short() {
+        let units = 128;
+        let max = units * MAX_REFILL;
+        let next = |rest, took, last| next_refill(rest, took, last, units);
+        assert_eq!(next(SLICE, SLICE / 10, units), Some(2 * units));
+        assert_eq!(
+            next(SLICE, SLICE / 10, max),
+            Some(max),
+            "at most MAX_REFILL"
+        );
+        assert_eq!(
+            next(SLICE / 2, SLICE / 2, 512),
+            Some(512),
+            "as long as the rest"
+        );
+        assert_eq!(next(SLICE / 4, SLICE / 2, 512), Some(256));
+        assert_eq!(
+            next(SLICE / 4, SLICE / 2, units),
+            Some(units),
+            "never below"
+        );
+        assert_eq!(next(Duration::ZERO, SLICE / 10, 512), None, "slice over");
     }
 
     #[test]
