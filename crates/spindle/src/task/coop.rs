@@ -64,8 +64,9 @@ pub const SLICE: Duration = Duration::from_micros(50);
 
 /// The largest refill within a slice, in budgets (module docs): bounds
 /// how far past the slice a task can run when its operations turn slow
-/// in the middle of a refill.
-pub const MAX_REFILL: u32 = 64;
+/// in the middle of a refill (8 budgets: 1024 operations by default,
+/// where a budget's own bound is 128).
+pub const MAX_REFILL: u32 = 8;
 
 /// What a poll is left with: `left` counts down at every operation, and
 /// only reaching 0 looks further (`at_zero`). An unlimited poll (`units ==
