@@ -17,6 +17,13 @@ mod prometheus;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
+// The server, the only user of the whole views, is not built under loom
+// or miri (`telemetry/mod.rs`).
+#[cfg_attr(any(loom, miri), allow(unused_imports))]
 pub(crate) use dot::dot;
-pub(crate) use json::{json, json_str};
-pub(crate) use prometheus::{prometheus, Exposition};
+#[cfg_attr(any(loom, miri), allow(unused_imports))]
+pub(crate) use json::json;
+pub(crate) use json::json_str;
+#[cfg_attr(any(loom, miri), allow(unused_imports))]
+pub(crate) use prometheus::prometheus;
+pub(crate) use prometheus::Exposition;
