@@ -426,6 +426,24 @@ mod tests {
         assert_eq!(next(Duration::ZERO, SLICE / 10, 512), None, "slice over");
     }
 
+    /// A poll of fast operations gets refills past its budget's size. In
+    /// any of five polls (a preempted one may see its slice run out
+    /// first).
+    #[test]
+    #[cfg_attr(miri, ignore = "times operations against the real clock")]
+    fn a_poll_of_fast_operations_gets_growing_refills() {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let units = 4;
+        let _scope = Scope::enter(units);
+        let grew = (0..5).any(|_| {
+            start_poll();
+            (0..1000)
+                .take_while(|_| spend(&mut cx))
+                .any(|_| STATE.with(|s| s.refill.get()) > units)
+        });
+        assert!(grew, "every refill stayed at the budget's size");
+    }
+
     #[test]
     fn a_unit_comes_back_when_the_operation_did_not_complete() {
         let mut cx = Context::from_waker(std::task::Waker::noop());
