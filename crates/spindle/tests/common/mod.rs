@@ -14,31 +14,39 @@ use std::task::{Context, Poll, Wake, Waker};
 /// current-thread and 2 workers (which already steal from each other): the
 /// single worker runs the same unsafe code as two.
 pub fn flavours() -> Vec<(&'static str, spindle::Runtime)> {
+    flavours_with(true)
+}
+
+/// The flavours that run every task on one thread (current-thread and 1
+/// worker): where no thief can take a task or a closure.
+pub fn one_thread_flavours() -> Vec<(&'static str, spindle::Runtime)> {
+    flavours_with(false)
+}
+
+/// `flavours()`, with the many-worker runtime only if `many` (never built
+/// to be dropped).
+fn flavours_with(many: bool) -> Vec<(&'static str, spindle::Runtime)> {
     let multi = |workers| {
         spindle::Builder::new_multi_thread()
             .workers(workers)
             .build()
             .unwrap()
     };
-    let current = spindle::Builder::new_current_thread().build().unwrap();
-    if cfg!(miri) {
-        vec![("current_thread", current), ("2 workers", multi(2))]
-    } else {
-        vec![
-            ("current_thread", current),
-            ("1 worker", multi(1)),
-            ("4 workers", multi(4)),
-        ]
+    let mut list = vec![(
+        "current_thread",
+        spindle::Builder::new_current_thread().build().unwrap(),
+    )];
+    if !cfg!(miri) {
+        list.push(("1 worker", multi(1)));
     }
-}
-
-/// The flavours that run every task on one thread (current-thread and 1
-/// worker): where no thief can take a task or a closure.
-pub fn one_thread_flavours() -> Vec<(&'static str, spindle::Runtime)> {
-    flavours()
-        .into_iter()
-        .filter(|(name, _)| !name.ends_with(" workers"))
-        .collect()
+    if many {
+        list.push(if cfg!(miri) {
+            ("2 workers", multi(2))
+        } else {
+            ("4 workers", multi(4))
+        });
+    }
+    list
 }
 
 /// Defines `#[test] fn name()` running `body` (an async block using the
