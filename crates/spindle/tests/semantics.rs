@@ -374,13 +374,22 @@ fn a_busy_task_yields_once_a_slice_and_the_yields_are_counted() {
         assert!((20..=most).contains(&polls), "{flavour}: {polls} polls");
         // A poll whose core was handed off meanwhile (its thread held up
         // past the monitor's patience, as on a loaded machine) shows as a
-        // hand-off, not a forced yield (`WorkerCtx::run_timed`).
-        let metrics = rt.metrics();
-        let forced: u64 = metrics.workers.iter().map(|w| w.forced_yields).sum();
+        // hand-off, not a forced yield (`WorkerCtx::run_timed`). A poll is
+        // counted after it returns, and its task may meanwhile have been
+        // stolen and finished elsewhere: the counts are waited for.
+        let counted = || {
+            let metrics = rt.metrics();
+            let forced: u64 = metrics.workers.iter().map(|w| w.forced_yields).sum();
+            (forced, metrics.handoffs)
+        };
+        let settled = common::until_blocking(|| {
+            let (forced, handoffs) = counted();
+            (forced + handoffs) as usize >= polls - 1
+        });
+        let (forced, handoffs) = counted();
         assert!(
-            (forced + metrics.handoffs) as usize >= polls - 1,
-            "{flavour}: {forced} forced yields, {} hand-offs, {polls} polls",
-            metrics.handoffs
+            settled,
+            "{flavour}: {forced} forced yields, {handoffs} hand-offs, {polls} polls"
         );
     }
 }
