@@ -382,13 +382,11 @@ fn a_busy_task_yields_once_a_slice_and_the_yields_are_counted() {
             let forced: u64 = metrics.workers.iter().map(|w| w.forced_yields).sum();
             (forced, metrics.handoffs)
         };
-        let settled = common::until_blocking(|| {
-            let (forced, handoffs) = counted();
-            (forced + handoffs) as usize >= polls - 1
-        });
+        let enough = |(forced, handoffs): (u64, u64)| (forced + handoffs) as usize >= polls - 1;
+        common::until_blocking(|| enough(counted()));
         let (forced, handoffs) = counted();
         assert!(
-            settled,
+            enough((forced, handoffs)),
             "{flavour}: {forced} forced yields, {handoffs} hand-offs, {polls} polls"
         );
     }
