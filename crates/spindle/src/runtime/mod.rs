@@ -249,7 +249,7 @@ impl Builder {
     /// makes the task yield once its poll has run a slice (50 µs). Fewer
     /// units look at the clock more often. Zero is an error at `build`; to
     /// run a section without a budget, wrap it in
-    /// [`crate::task::coop::unconstrained`].
+    /// [`crate::task::unconstrained`].
     pub fn coop_budget(mut self, units: u32) -> Builder {
         self.coop_budget = units;
         self
@@ -272,7 +272,7 @@ impl Builder {
         if self.coop_budget == 0 {
             return Err(BuildError::InvalidBudget(
                 "coop_budget(0) would refuse every operation; use at least 1, \
-                 or `spindle::task::coop::unconstrained` for a section without a budget"
+                 or `spindle::task::unconstrained` for a section without a budget"
                     .into(),
             ));
         }

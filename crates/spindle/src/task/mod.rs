@@ -34,6 +34,9 @@ pub use crate::task_builder::Builder;
 /// `JoinSet`, they live above the schedulers, at the crate root
 /// (`task_local.rs`).
 pub use crate::task_local::{AccessError, LocalKey, TaskLocalFuture};
+/// Where Tokio has them (`tokio::task::unconstrained`,
+/// `tokio::task::consume_budget`); the budget itself is `coop.rs`.
+pub use coop::{consume_budget, unconstrained, Unconstrained};
 pub(crate) use error::panic_message;
 pub use error::JoinError;
 pub use id::{id, try_id, Id};
