@@ -57,6 +57,16 @@ struct Entry<T> {
     waker: Waker,
 }
 
+/// How `poll_due` polls an entry's handle.
+#[derive(Clone, Copy)]
+enum Look {
+    /// As an await does: a task not started may run inline there (the
+    /// current-thread runtime).
+    MayRun,
+    /// Only for an output already there (`try_join_next`).
+    Finished,
+}
+
 /// What the entries' wakers share with the set.
 struct Notified {
     queue: Mutex<VecDeque<usize>>,
@@ -181,9 +191,15 @@ impl<T> JoinSet<T> {
         if self.len == 0 {
             return Poll::Ready(None);
         }
+        // The entries' polls spend units of their own: a task run inline
+        // there (the current-thread runtime) spends this task's budget.
         coop::spend(cx, |cx| {
-            // The entries' polls are part of this one operation.
-            coop::unlimited(|| self.poll_entries(Some(cx.waker())).map(Some))
+            let out = self.poll_entries(Some(cx.waker()), Look::MayRun);
+            if out.is_pending() && coop::refused_in_poll() {
+                // The refused entry's wake went to the set's queue.
+                cx.waker().wake_by_ref();
+            }
+            out.map(Some)
         })
     }
 
@@ -198,7 +214,9 @@ impl<T> JoinSet<T> {
         if self.len == 0 {
             return None;
         }
-        match coop::unlimited(|| self.poll_entries(None)) {
+        // Without a budget, as a try cannot yield; and without inline
+        // runs, as a try never waits for a task.
+        match coop::unlimited(|| self.poll_entries(None, Look::Finished)) {
             Poll::Ready(out) => Some(out),
             Poll::Pending => None,
         }
@@ -229,19 +247,24 @@ impl<T> JoinSet<T> {
     /// queue is taken after registering it, once `due` is empty; that
     /// second pass is the last, so an entry that its own poll wakes (not a
     /// `JoinHandle`'s way, but cheap to rule out) cannot keep this looping.
-    fn poll_entries(&mut self, waiter: Option<&Waker>) -> Poll<Result<(Id, T), JoinError>> {
-        if let Poll::Ready(out) = self.poll_due() {
+    fn poll_entries(
+        &mut self,
+        waiter: Option<&Waker>,
+        look: Look,
+    ) -> Poll<Result<(Id, T), JoinError>> {
+        if let Poll::Ready(out) = self.poll_due(look) {
             return Poll::Ready(out);
         }
         if let Some(w) = waiter {
             self.notified.register(w);
         }
         self.notified.take_into(&mut self.due);
-        self.poll_due()
+        self.poll_due(look)
     }
 
-    /// Polls the entries in `due`, in order, until one finishes.
-    fn poll_due(&mut self) -> Poll<Result<(Id, T), JoinError>> {
+    /// Polls the entries in `due`, in order, until one finishes, or the
+    /// budget refuses one (the rest stay due).
+    fn poll_due(&mut self, look: Look) -> Poll<Result<(Id, T), JoinError>> {
         while let Some(index) = self.due.pop_front() {
             let Some(entry) = &mut self.entries[index] else {
                 // Left the set while queued: the slot is free now.
@@ -250,10 +273,17 @@ impl<T> JoinSet<T> {
             };
             entry.flag.queued.store(false, Release);
             let mut cx = Context::from_waker(&entry.waker);
-            if let Poll::Ready(out) = Pin::new(&mut entry.handle).poll(&mut cx) {
+            let polled = match look {
+                Look::MayRun => Pin::new(&mut entry.handle).poll(&mut cx),
+                Look::Finished => entry.handle.poll_finished(&mut cx),
+            };
+            if let Poll::Ready(out) = polled {
                 let id = entry.handle.id();
                 self.remove(index);
                 return Poll::Ready(out.map(|value| (id, value)));
+            }
+            if coop::refused_in_poll() {
+                break;
             }
         }
         Poll::Pending

@@ -120,7 +120,7 @@ pub use yield_now::{yield_now, YieldNow};
 /// these by path; nothing here is covered by semver.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::chan::select::{budgeted, probe_waker, shuffle, Project};
+    pub use crate::chan::select::{budgeted, probe_waker, shuffle, yield_if_refused, Project};
 
     /// Loom models only: the bounded ring's claim-word ownership
     /// (`chan/flavors/bias.rs`).

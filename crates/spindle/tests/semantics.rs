@@ -95,15 +95,40 @@ fn sleeper(start: Instant) -> spindle::JoinHandle<Duration> {
     })
 }
 
-/// On every flavour: runs `busy` (given the start time; it gives how many
-/// steps it made) as a task beside a sleeper, and checks that the sleeper
-/// woke before `bound`.
+/// The flavours where only the budget can let a sleeper run beside a busy
+/// task: the current-thread runtime, and one worker whose core is never
+/// handed off (the monitor's hand-off would otherwise rescue the sleeper
+/// after a few of its rounds). Four workers too, as a service runs: there
+/// the sleeper may simply run on another worker.
+fn budget_flavours() -> Vec<(&'static str, spindle::Runtime)> {
+    let one_worker = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .handoff_after(None)
+        .build()
+        .unwrap();
+    let four = spindle::Builder::new_multi_thread()
+        .workers(4)
+        .build()
+        .unwrap();
+    vec![
+        (
+            "current_thread",
+            spindle::Builder::new_current_thread().build().unwrap(),
+        ),
+        ("1 worker, no hand-off", one_worker),
+        ("4 workers", four),
+    ]
+}
+
+/// On each of `budget_flavours`: runs `busy` (given the start time; it
+/// gives how many steps it made) as a task beside a sleeper, and checks
+/// that the sleeper woke before `bound`.
 fn a_sleeper_wakes_beside<F, Fut>(what: &str, bound: Duration, busy: F)
 where
     F: Fn(Instant) -> Fut,
     Fut: Future<Output = u64> + Send + 'static,
 {
-    for (flavour, rt) in common::flavours() {
+    for (flavour, rt) in budget_flavours() {
         let woke = rt.block_on(async {
             let start = Instant::now();
             let woke = sleeper(start);
@@ -132,6 +157,84 @@ fn a_spawn_await_loop_lets_a_sleeper_run() {
                 n += spindle::spawn(async { 1 }).await.unwrap();
             }
             n
+        },
+    );
+}
+
+/// A fork-and-await loop runs every child inline, inside the parent's
+/// poll (on a worker too): the children's runs spend the parent's budget,
+/// which makes it yield to a sleeper.
+#[test]
+fn a_fork_await_loop_lets_a_sleeper_run() {
+    a_sleeper_wakes_beside(
+        "a 500 ms fork-await loop",
+        Duration::from_millis(250),
+        |start| async move {
+            let mut n = 0u64;
+            while start.elapsed() < Duration::from_millis(500) {
+                n += spindle::fork(async { 1 }).await.unwrap();
+            }
+            n
+        },
+    );
+}
+
+/// A send-and-receive loop over a channel that always has room and a
+/// message, until `end`: each operation is ready at once.
+async fn ready_channel_loop_until(end: Instant) -> u64 {
+    let (tx, rx) = chan::unbounded::<u64>();
+    let mut got = 0u64;
+    while Instant::now() < end {
+        tx.send(1).await.unwrap();
+        got += rx.recv().await.unwrap();
+    }
+    got
+}
+
+/// A `select!` arm may be a whole loop: its operations spend the budget
+/// as anywhere else, and the select yields when one is refused.
+#[test]
+fn a_loop_inside_a_select_arm_lets_a_sleeper_run() {
+    a_sleeper_wakes_beside(
+        "a 300 ms loop in a select arm",
+        Duration::from_millis(200),
+        |start| async move {
+            spindle::select! {
+                got = ready_channel_loop_until(start + Duration::from_millis(300)) => got,
+                _ = std::future::pending::<()>() => 0,
+            }
+        },
+    );
+}
+
+/// A child run inline from a `select!` arm (a `Fork`) spends the parent's
+/// budget too.
+#[test]
+fn a_forked_child_awaited_in_a_select_arm_lets_a_sleeper_run() {
+    a_sleeper_wakes_beside(
+        "a 300 ms forked loop awaited in a select arm",
+        Duration::from_millis(200),
+        |start| async move {
+            let end = start + Duration::from_millis(300);
+            spindle::select! {
+                got = spindle::fork(ready_channel_loop_until(end)) => got.unwrap(),
+                _ = std::future::pending::<()>() => 0,
+            }
+        },
+    );
+}
+
+/// A `JoinSet` child that `join_next` runs inline (the current-thread
+/// runtime) spends the parent's budget, as an await's inline run does.
+#[test]
+fn a_join_set_child_run_by_join_next_lets_a_sleeper_run() {
+    a_sleeper_wakes_beside(
+        "a 300 ms loop joined from a JoinSet",
+        Duration::from_millis(200),
+        |start| async move {
+            let mut set = spindle::JoinSet::new();
+            set.spawn(ready_channel_loop_until(start + Duration::from_millis(300)));
+            set.join_next().await.unwrap().unwrap()
         },
     );
 }
@@ -183,15 +286,7 @@ fn a_receive_loop_over_a_full_channel_lets_a_sleeper_run() {
     a_sleeper_wakes_beside(
         "a 300 ms receive loop",
         Duration::from_millis(200),
-        |start| async move {
-            let (tx, rx) = chan::unbounded::<u64>();
-            let mut got = 0u64;
-            while start.elapsed() < Duration::from_millis(300) {
-                tx.send(1).await.unwrap();
-                got += rx.recv().await.unwrap();
-            }
-            got
-        },
+        |start| ready_channel_loop_until(start + Duration::from_millis(300)),
     );
 }
 
@@ -353,7 +448,7 @@ async fn polls_while_busy(busy: Duration, unconstrained: bool) -> usize {
             }
         };
         if unconstrained {
-            coop::unconstrained(steps).await
+            spindle::task::unconstrained(steps).await
         } else {
             steps.await
         }
@@ -411,35 +506,83 @@ fn an_unconstrained_section_never_yields_for_the_budget() {
 }
 
 #[test]
+fn a_budget_as_large_as_the_work_never_yields() {
+    // `coop_budget` takes effect: a budget the busy loop never spends is
+    // never looked at, so the task runs in one poll (and 128 units would
+    // have made it yield many times: the test above).
+    for builder in [
+        spindle::Builder::new_current_thread(),
+        spindle::Builder::new_multi_thread().workers(1),
+    ] {
+        let rt = builder.coop_budget(u32::MAX).build().unwrap();
+        assert_eq!(rt.block_on(polls_while_busy(BUSY, false)), 1);
+    }
+}
+
+/// The total of `rt`'s forced yields.
+fn forced_yields(rt: &spindle::Runtime) -> u64 {
+    rt.metrics().workers.iter().map(|w| w.forced_yields).sum()
+}
+
+#[test]
 fn a_select_drain_loop_with_else_never_stops_early_for_the_budget() {
-    // The budget refuses at the select, never inside an arm: a refused
-    // arm would look empty and run the `else`, ending the drain early.
-    for (flavour, rt) in common::flavours() {
-        let got = rt.block_on(async {
-            let (tx, rx) = chan::bounded::<u32>(1000);
-            for i in 0..1000 {
-                tx.try_send(i).unwrap();
-            }
-            let mut got = 0;
-            loop {
-                spindle::select! {
-                    r = rx.recv() => { r.unwrap(); got += 1; },
-                    else => break,
+    // Each arm computes a little over a slice before it receives, so the
+    // budget (one unit, refilled until the slice is over) is refused
+    // inside the arm: the select then yields, never runs its `else`.
+    const N: u32 = 200;
+    for (flavour, builder) in [
+        ("current_thread", spindle::Builder::new_current_thread()),
+        ("1 worker", spindle::Builder::new_multi_thread().workers(1)),
+    ] {
+        let rt = builder.coop_budget(1).build().unwrap();
+        let got = rt.block_on(async move {
+            spindle::spawn(async move {
+                let (tx, rx) = chan::bounded::<u32>(N as usize);
+                for i in 0..N {
+                    tx.try_send(i).unwrap();
                 }
-            }
-            got
+                let mut got = 0;
+                loop {
+                    spindle::select! {
+                        r = async {
+                            compute(coop::SLICE + Duration::from_micros(10));
+                            rx.recv().await
+                        } => { r.unwrap(); got += 1; },
+                        else => break,
+                    }
+                }
+                got
+            })
+            .await
+            .unwrap()
         });
-        assert_eq!(got, 1000, "{flavour}");
+        assert_eq!(got, N, "{flavour}: the drain stopped early");
+        assert!(
+            forced_yields(&rt) > 0,
+            "{flavour}: the budget never refused"
+        );
     }
 }
 
 #[test]
 fn a_channel_outside_any_runtime_has_no_budget() {
-    // Driven by a plain executor: no yields, however many operations.
+    // Driven by a plain executor on a thread that ran a runtime before
+    // (whose budget must be gone with it): no yields, however many
+    // operations, however long they take.
+    let rt = spindle::Builder::new_current_thread().build().unwrap();
+    rt.block_on(async {
+        for _ in 0..1000 {
+            coop::consume_budget().await;
+        }
+    });
+    drop(rt);
     let (tx, rx) = chan::bounded::<u32>(1000);
     let fut = std::pin::pin!(async move {
         for i in 0..1000 {
             tx.send(i).await.unwrap();
+            if i % 100 == 0 {
+                std::thread::sleep(2 * coop::SLICE);
+            }
         }
         let mut sum = 0u64;
         for _ in 0..1000 {

@@ -23,9 +23,12 @@
 //! # Cooperative budget
 //! A `select!` that completes spends one unit of the task's budget
 //! (`task/coop.rs`); once the budget is spent it yields before it looks at
-//! its arms, `else` or not. The arms themselves are polled without a
-//! budget: a refused arm would look "not ready", and a drain loop with an
-//! `else` arm would stop early with messages left.
+//! its arms, `else` or not. The arms spend it too, as they would anywhere
+//! (an arm may be a whole loop, or a child run inline). When a pass over
+//! the arms finds none ready and one of them was refused, the select
+//! yields ([`yield_if_refused`]): it neither runs `else` (a refused arm
+//! only looks "not ready", and a drain loop would stop early with messages
+//! left) nor goes on to register.
 //!
 //! # Cancel safety
 //! Dropping a losing arm must lose nothing: a channel `Recv` only takes a
@@ -62,9 +65,22 @@ impl<F: Future> Future for Budgeted<F> {
         crate::task::coop::spend(
             cx,
             #[inline(always)]
-            |cx| crate::task::coop::unlimited(|| select.poll(cx)),
+            |cx| select.poll(cx),
         )
     }
+}
+
+/// After a pass that found no arm ready: whether the budget refused one of
+/// them (module docs). If so the select yields: it wakes its task itself,
+/// as a refusal in the probing pass woke only the probe waker.
+#[doc(hidden)]
+#[inline]
+pub fn yield_if_refused(cx: &Context<'_>) -> bool {
+    let refused = crate::task::coop::refused_in_poll();
+    if refused {
+        cx.waker().wake_by_ref();
+    }
+    refused
 }
 
 /// What the probe waker points at: its address tells the probe waker from
@@ -325,6 +341,9 @@ macro_rules! __select_gen {
                 })();
                 if let ::core::option::Option::Some(__o) = __probed {
                     return ::core::task::Poll::Ready(__o);
+                }
+                if $crate::__private::yield_if_refused(__cx) {
+                    return ::core::task::Poll::Pending;
                 }
                 if $crate::__select_has_else!($($el)*) {
                     return ::core::task::Poll::Ready(__SelectOut::__Else);

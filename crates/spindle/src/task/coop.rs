@@ -42,9 +42,9 @@
 //! - Inline runs (`Fork`, the current-thread runtime's awaits) do not
 //!   start a budget: the child's operations spend the parent's, as they
 //!   run inside the parent's poll.
-//! - A select's probing pass (`chan/select.rs`) never spends or refuses:
-//!   a refusal there would look like "not ready" and run an `else` arm.
-//!   The `select!` itself spends one unit per poll instead.
+//! - A `select!` spends one unit per poll, and its arms spend theirs; a
+//!   refused arm makes the select yield, never run its `else` arm
+//!   (`chan/select.rs`).
 //! - Under loom the budget is always unlimited: loom's threads share one
 //!   OS thread's locals, and the models check the protocols, not yields.
 
@@ -160,6 +160,14 @@ pub(crate) fn start_poll() {
 #[inline]
 pub(crate) fn poll_forced_yield() -> bool {
     STATE.with(|s| s.forced.get())
+}
+
+/// Whether an operation of this poll was refused and the budget is still
+/// in force (not inside `unconstrained`): every further operation of the
+/// poll would be refused too (`select!`, `chan/select.rs`).
+#[inline]
+pub(crate) fn refused_in_poll() -> bool {
+    STATE.with(|s| s.forced.get() && s.units.get() != 0)
 }
 
 /// One unit of the budget, taken by [`poll_proceed`]: given back when

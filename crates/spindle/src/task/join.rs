@@ -103,6 +103,12 @@ impl<T> JoinHandle<T> {
         Fork(self)
     }
 
+    /// A poll that takes the output if the task has finished, and never
+    /// runs it inline (`Inline::Never`).
+    pub(crate) fn poll_finished(&mut self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>> {
+        Pin::new(self).poll_join(cx, Inline::Never)
+    }
+
     /// One poll of the join, running the task inline first where `inline`
     /// allows (`Schedule::run_inline_if_next`).
     fn poll_join(
@@ -116,7 +122,7 @@ impl<T> JoinHandle<T> {
             .expect("JoinHandle polled after it returned Ready");
         let progress = std::task::ready!(super::coop::poll_proceed(cx));
         let mut out: Poll<Result<T, Cause>> = Poll::Pending;
-        if !raw.state().is(super::state::COMPLETE) {
+        if inline != Inline::Never && !raw.state().is(super::state::COMPLETE) {
             // Awaiting a task that this thread would run soon anyway: run
             // it here and now, saving a suspension of the caller and a trip
             // through the queue. When nobody else holds the task, that run
@@ -151,6 +157,9 @@ pub(crate) enum Inline {
     /// Wherever the task is still this thread's fresh task: the caller
     /// asked for it by name (`fork`, `join_here`).
     Asked,
+    /// Never: a poll that only looks for the output
+    /// (`JoinSet::try_join_next`, which never waits; a run would be one).
+    Never,
 }
 
 /// A fork–join child's handle ([`crate::fork`], [`JoinHandle::join_here`]):
