@@ -187,3 +187,39 @@ async fn the_test_attribute_takes_a_seed() {
 async fn the_test_attribute_runs_deterministic() {
     spindle::time::sleep(std::time::Duration::from_secs(3600)).await;
 }
+
+/// Polls taken by a task of `steps` budgeted steps, each computing for
+/// `step` first, on a seeded runtime.
+fn polls_of_a_busy_task(steps: u32, step: std::time::Duration) -> u64 {
+    let rt = Builder::new_deterministic(7).build().unwrap();
+    let polls = Arc::new(AtomicU64::new(0));
+    let p = polls.clone();
+    let mut work = Box::pin(async move {
+        for _ in 0..steps {
+            let start = std::time::Instant::now();
+            while start.elapsed() < step {
+                std::hint::spin_loop();
+            }
+            spindle::task::consume_budget().await;
+        }
+    });
+    rt.block_on(async move {
+        spindle::spawn(std::future::poll_fn(move |cx| {
+            p.fetch_add(1, SeqCst);
+            std::future::Future::poll(work.as_mut(), cx)
+        }))
+        .await
+        .unwrap()
+    });
+    polls.load(SeqCst)
+}
+
+#[test]
+fn a_busy_task_yields_at_the_same_steps_however_fast_it_runs() {
+    // A seeded runtime's budget counts units only: a task yields after
+    // every 128 (the default budget), never where a clock says, so a replay
+    // on a slower machine takes the same steps.
+    let fast = polls_of_a_busy_task(1000, std::time::Duration::ZERO);
+    let slow = polls_of_a_busy_task(1000, std::time::Duration::from_micros(100));
+    assert_eq!((fast, slow), (8, 8), "1000 steps, 128 a poll");
+}

@@ -409,7 +409,12 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
         crate::rand::seed_thread(seed);
     }
     let _guard = CoreGuard::enter(CoreRef::Current(&ctx));
-    let _budget = coop::Scope::enter(shared.coop_budget);
+    // Seeded, the budget counts units only: with a look at the clock, where
+    // a busy task yields would depend on how fast this run went.
+    let _budget = match seed {
+        Some(_) => coop::Scope::enter_counted(shared.coop_budget),
+        None => coop::Scope::enter(shared.coop_budget),
+    };
 
     let main = std::sync::Arc::new(MainWaker {
         woken: AtomicBool::new(true),

@@ -14,6 +14,9 @@
 //!   eventually (each pick is uniform over the queue).
 //! - The thread's `select!` generator (`rand.rs`) is seeded from the same
 //!   seed when `block_on` starts, so `select!`s choose the same way too.
+//! - The cooperative budget counts units only (`coop::Scope::enter_counted`,
+//!   from `block_on`): a busy task yields after the same operations
+//!   however fast the run goes.
 
 use super::inject::Inject;
 use crate::rand::{odd_seed, xorshift32};

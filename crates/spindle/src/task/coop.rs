@@ -21,14 +21,21 @@
 //! one took more than all of it: a task of fast operations looks at the
 //! clock a few times a slice, not once every budget. The
 //! task goes to the back of its worker's queue (a self-wake during a poll
-//! is a yield) and everything queued before it runs first. So a task never
-//! keeps its worker for much more than a slice, as Go's preemption bounds
-//! a goroutine by time, while a task whose operations fill or drain a
-//! channel in a few microseconds is not sent to the back of the queue in
-//! the middle of it. (A budget of units alone, as Tokio's, yields every
-//! 128 operations: a producer then yields with its channel far from full,
-//! and channel-heavy work pays for the extra polls and for the park and
-//! wake-up of its partner at each one.)
+//! is a yield) and everything queued before it runs first. So a poll runs
+//! its first budget's operations, then a slice, then at most one refill:
+//! a task of fast operations never keeps its worker for much more than a
+//! slice, as Go's preemption bounds a goroutine by time, while a task
+//! whose operations fill or drain a channel in a few microseconds is not
+//! sent to the back of the queue in the middle of it. The clock is not
+//! read before the first budget is spent (that would cost every poll a
+//! clock read): a task that computes for long between ready operations
+//! yields after a budget of them, as under Tokio's budget. (A budget of
+//! units alone, as Tokio's, yields every 128 operations: a producer then
+//! yields with its channel far from full, and channel-heavy work pays for
+//! the extra polls and for the park and wake-up of its partner at each
+//! one. The deterministic runtime uses one all the same
+//! (`Scope::enter_counted`): there, where a task yields must not depend on
+//! the clock.)
 //!
 //! Invariants:
 //! - Outside a poll made by a spindle scheduler, the budget is unlimited
@@ -85,6 +92,9 @@ struct State {
     refilled_at: Cell<Option<Instant>>,
     /// An operation of this poll was refused (a forced yield).
     forced: Cell<bool>,
+    /// The budget is of units alone (`Scope::enter_counted`): spent, it
+    /// refuses at once, without a look at the clock.
+    counted: Cell<bool>,
 }
 
 thread_local! {
@@ -96,6 +106,7 @@ thread_local! {
             refill: Cell::new(0),
             refilled_at: Cell::new(None),
             forced: Cell::new(false),
+            counted: Cell::new(false),
         }
     };
 }
@@ -111,11 +122,24 @@ pub(crate) struct Scope {
     refill: u32,
     refilled_at: Option<Instant>,
     forced: bool,
+    counted: bool,
 }
 
 impl Scope {
     /// `units` at least 1 (the builder checks).
     pub(crate) fn enter(units: u32) -> Scope {
+        Scope::enter_with(units, false)
+    }
+
+    /// A budget of units alone, with no look at the clock: a spent budget
+    /// refuses the next operation, as Tokio's does. For the deterministic
+    /// runtime, where the polls a task yields at must not depend on how
+    /// fast it ran.
+    pub(crate) fn enter_counted(units: u32) -> Scope {
+        Scope::enter_with(units, true)
+    }
+
+    fn enter_with(units: u32, counted: bool) -> Scope {
         debug_assert!(units > 0, "checked by the builder");
         let units = if cfg!(loom) { 0 } else { units };
         STATE.with(|s| Scope {
@@ -125,6 +149,7 @@ impl Scope {
             refill: s.refill.get(),
             refilled_at: s.refilled_at.get(),
             forced: s.forced.replace(false),
+            counted: s.counted.replace(counted),
         })
     }
 }
@@ -139,6 +164,7 @@ impl Drop for Scope {
             s.refill.set(self.refill);
             s.refilled_at.set(self.refilled_at);
             s.forced.set(self.forced);
+            s.counted.set(self.counted);
         });
     }
 }
@@ -234,6 +260,11 @@ fn at_zero(cx: &mut Context<'_>) -> Poll<Progress> {
         if units == 0 {
             s.left.set(u32::MAX - 1);
             return false;
+        }
+        if s.counted.get() {
+            s.left.set(0);
+            s.forced.set(true);
+            return true;
         }
         let now = Instant::now();
         let refill = match s.slice_from.get() {
