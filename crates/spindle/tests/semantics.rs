@@ -423,6 +423,36 @@ fn forks_nested_beyond_the_stack_budget_fall_back_to_queued_tasks() {
     assert_eq!(got.unwrap(), N);
 }
 
+/// Task `n` spawns task `n - 1` and awaits it: on the current-thread
+/// runtime, nested inline runs, `n` deep.
+fn spawn_chain(n: u32) -> spindle::JoinHandle<u32> {
+    spindle::spawn(async move {
+        if n == 0 {
+            0
+        } else {
+            spawn_chain(n - 1).await.unwrap() + 1
+        }
+    })
+}
+
+#[test]
+fn awaits_nested_beyond_a_small_threads_stack_fall_back_to_queued_tasks() {
+    // `block_on` on a thread of 256 KiB: the current-thread runtime's
+    // inline runs are bounded by what is left of that thread's stack, not
+    // by a worker's default budget.
+    const N: u32 = if cfg!(miri) { 50 } else { 20_000 };
+    let got = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(|| {
+            let rt = spindle::Builder::new_current_thread().build().unwrap();
+            rt.block_on(async { spawn_chain(N).await })
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(got.unwrap(), N);
+}
+
 // ------------------------------------------------------------ the budget
 
 #[test]

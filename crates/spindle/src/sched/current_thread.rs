@@ -392,7 +392,8 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
         refs: RefStock::new(shared.clone()),
         driver_refs: RefStock::new(shared.driver.clone()),
         core: RefCell::new(Some(take_core(shared))),
-        inline: InlineRuns::new(None),
+        // This thread may be any of the program's, with any stack.
+        inline: InlineRuns::new(super::inline::stack_left()),
     };
     // Give the core back however we leave (a panic in the future included).
     struct Release<'a>(&'a DriverCtx);

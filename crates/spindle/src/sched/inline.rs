@@ -34,8 +34,8 @@ pub(crate) struct InlineRuns {
 }
 
 impl InlineRuns {
-    /// `stack_size`: the thread's stack, when known (the budget is then at
-    /// most an eighth of it).
+    /// `stack_size`: the thread's stack, or what is left of it, when known
+    /// (the budget is then at most an eighth of it).
     pub(crate) fn new(stack_size: Option<usize>) -> InlineRuns {
         InlineRuns {
             outermost_sp: Cell::new(0),
@@ -64,6 +64,49 @@ impl InlineRuns {
         let joined = unsafe { task.run_joined(dst) };
         self.outermost_sp.set(outermost);
         joined
+    }
+}
+
+/// What is left of this thread's stack below the caller's frame, where the
+/// platform says: for a `block_on` on a thread the runtime did not make,
+/// whose stack may be small. The stack's low end is looked up once a thread
+/// (for the main thread glibc reads `/proc/self/maps`).
+#[cfg(all(target_os = "linux", not(miri), not(loom)))]
+pub(crate) fn stack_left() -> Option<usize> {
+    thread_local! {
+        static LOW_END: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+    let low = match LOW_END.with(Cell::get) {
+        Some(low) => low,
+        None => {
+            let low = stack_low_end()?;
+            LOW_END.with(|c| c.set(Some(low)));
+            low
+        }
+    };
+    stack_pointer().checked_sub(low)
+}
+
+#[cfg(not(all(target_os = "linux", not(miri), not(loom))))]
+pub(crate) fn stack_left() -> Option<usize> {
+    None
+}
+
+/// The lowest address of this thread's stack (`pthread_getattr_np`).
+#[cfg(all(target_os = "linux", not(miri), not(loom)))]
+fn stack_low_end() -> Option<usize> {
+    let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
+    // SAFETY: `pthread_getattr_np` initialises `attr` when it returns 0,
+    // and only then is it read, and destroyed once.
+    unsafe {
+        if libc::pthread_getattr_np(libc::pthread_self(), attr.as_mut_ptr()) != 0 {
+            return None;
+        }
+        let mut addr: *mut libc::c_void = std::ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        let got = libc::pthread_attr_getstack(attr.as_ptr(), &mut addr, &mut size);
+        libc::pthread_attr_destroy(attr.as_mut_ptr());
+        (got == 0).then_some(addr as usize)
     }
 }
 
