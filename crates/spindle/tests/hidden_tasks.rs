@@ -24,10 +24,14 @@ fn alone() -> MutexGuard<'static, ()> {
 
 /// Task `a` opens a gate task `b` waits at, then computes without yielding
 /// until `b` has run or `limit` passed; returns when `b` ran (from the
-/// gate's opening), if it did meanwhile. Two workers, no hand-off: `b`
-/// must be taken from `a`'s worker by the other one.
-fn woken_beside_the_waker(queued: bool, limit: Duration) -> Option<Duration> {
-    let rt = two_workers_without_hand_offs();
+/// gate's opening), if it did meanwhile. On `rt`, two workers without
+/// hand-offs (`two_workers_without_hand_offs`): `b` must be taken from
+/// `a`'s worker by the other one.
+fn woken_beside_the_waker(
+    rt: &spindle::Runtime,
+    queued: bool,
+    limit: Duration,
+) -> Option<Duration> {
     rt.block_on(async move {
         let gate = Gate::new();
         let ran = Arc::new(AtomicBool::new(false));
@@ -63,7 +67,8 @@ fn a_task_woken_by_a_long_poll_runs_on_the_idle_worker() {
     let _alone = alone();
     // The woken task sits in the waker's LIFO slot; the idle worker takes
     // it from there (woken by the monitor's watch, then a visit).
-    let took = woken_beside_the_waker(false, 2 * common::patience());
+    let rt = two_workers_without_hand_offs();
+    let took = woken_beside_the_waker(&rt, false, 2 * common::patience());
     let took = took.expect("the woken task waited for its waker's poll to end");
     assert!(took < Duration::from_millis(100), "it ran after {took:?}");
 }
@@ -83,7 +88,10 @@ fn a_task_hidden_by_a_long_poll_waits_a_look_not_a_round() {
             .unwrap()
     };
     let round = Duration::from_millis(1);
-    let woken = fastest(&|| woken_beside_the_waker(false, 2 * common::patience()));
+    let woken = fastest(&|| {
+        let rt = two_workers_without_hand_offs();
+        woken_beside_the_waker(&rt, false, 2 * common::patience())
+    });
     assert!(
         woken < round,
         "woken: the fastest of nine ran after {woken:?}"
@@ -121,10 +129,17 @@ fn spawned_beside_the_spawner(limit: Duration) -> Option<Duration> {
 #[test]
 fn a_queued_wake_runs_on_an_idle_worker_while_the_waker_computes() {
     let _alone = alone();
+    let rt = two_workers_without_hand_offs();
     assert!(
-        woken_beside_the_waker(true, 2 * common::patience()).is_some(),
+        woken_beside_the_waker(&rt, true, 2 * common::patience()).is_some(),
         "the task woken with wake_queued waited for its waker's poll to end"
     );
+    // Stolen from the waker's ring, where `wake_queued` put it (waking the
+    // idle worker), not taken by a visit, as the monitor's watch would
+    // take a task hidden among the fresh ones.
+    let m = rt.metrics();
+    let visits: u64 = m.workers.iter().map(|w| w.hidden_steals).sum();
+    assert_eq!(visits, 0, "{m:?}");
 }
 
 #[test]
