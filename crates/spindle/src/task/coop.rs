@@ -499,6 +499,20 @@ mod tests {
     }
 
     #[test]
+    fn a_counted_budget_refuses_when_its_units_are_spent_without_a_clock() {
+        let woken = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = std::task::Waker::from(woken.clone());
+        let mut cx = Context::from_waker(&waker);
+        let _scope = Scope::enter_counted(3);
+        start_poll();
+        assert_eq!(spends_until_refused(&mut cx), 3, "no refill");
+        assert_eq!(woken.0.load(SeqCst), 1);
+        assert!(poll_forced_yield());
+        start_poll();
+        assert_eq!(spends_until_refused(&mut cx), 3, "a new poll, a new budget");
+    }
+
+    #[test]
     fn unconstrained_sections_nest_and_leave_the_budget_as_it_was() {
         let mut cx = Context::from_waker(std::task::Waker::noop());
         let _budget = poll_in_scope(1);
