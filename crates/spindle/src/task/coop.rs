@@ -211,9 +211,16 @@ impl Progress {
 }
 
 impl Drop for Progress {
+    /// Gives the unit back, unless an operation was refused meanwhile (a
+    /// child run inline, say): a refused budget stays spent for the rest
+    /// of the poll.
     #[inline]
     fn drop(&mut self) {
-        let _ = STATE.try_with(|s| s.left.set(s.left.get().saturating_add(1)));
+        let _ = STATE.try_with(|s| {
+            if !s.forced.get() {
+                s.left.set(s.left.get().saturating_add(1));
+            }
+        });
     }
 }
 
@@ -496,6 +503,21 @@ mod tests {
         assert!(spend(&mut cx), "refilled: the slice starts");
         let_the_slice_pass();
         assert_eq!(spends_until_refused(&mut cx), 4);
+    }
+
+    #[test]
+    fn a_unit_taken_before_a_refusal_is_not_given_back() {
+        // An operation waiting on a child run inline, whose own operation
+        // was refused: the budget stays spent for the rest of the poll.
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let _budget = poll_in_scope(1);
+        let pending = poll_proceed(&mut cx);
+        assert!(pending.is_ready());
+        assert!(spend(&mut cx), "refilled: the slice starts");
+        let_the_slice_pass();
+        assert!(!spend(&mut cx), "refused");
+        drop(pending);
+        assert!(!spend(&mut cx), "still refused");
     }
 
     #[test]
