@@ -290,6 +290,63 @@ fn a_receive_loop_over_a_full_channel_lets_a_sleeper_run() {
     );
 }
 
+/// 300 ms from `start`: how long each busy loop below runs.
+fn busy_until(start: Instant) -> Instant {
+    start + Duration::from_millis(300)
+}
+
+/// Every other kind of operation that is ready at once spends the budget
+/// too: a loop of any of them lets a sleeper run.
+#[test]
+fn loops_over_other_ready_operations_let_a_sleeper_run() {
+    let bound = Duration::from_millis(200);
+    a_sleeper_wakes_beside("a broadcast loop", bound, |start| async move {
+        let (tx, mut rx) = chan::broadcast::<u64>(4);
+        let mut got = 0;
+        while Instant::now() < busy_until(start) {
+            tx.send(1).unwrap();
+            got += rx.recv().await.unwrap();
+        }
+        got
+    });
+    a_sleeper_wakes_beside("an spsc loop", bound, |start| async move {
+        let (mut tx, mut rx) = chan::spsc::<u64>(4);
+        let mut got = 0;
+        while Instant::now() < busy_until(start) {
+            tx.send(1).await.unwrap();
+            got += rx.recv().await.unwrap();
+        }
+        got
+    });
+    a_sleeper_wakes_beside("a oneshot loop", bound, |start| async move {
+        let mut got = 0;
+        while Instant::now() < busy_until(start) {
+            let (tx, rx) = chan::oneshot::<u64>();
+            tx.send(1).unwrap();
+            got += rx.await.unwrap();
+        }
+        got
+    });
+    a_sleeper_wakes_beside("a watch loop", bound, |start| async move {
+        let (tx, mut rx) = spindle::sync::watch::channel(0u64);
+        let mut got = 0;
+        while Instant::now() < busy_until(start) {
+            tx.send(1).unwrap();
+            rx.changed().await.unwrap();
+            got += 1;
+        }
+        got
+    });
+    a_sleeper_wakes_beside("a loop of elapsed sleeps", bound, |start| async move {
+        let mut got = 0;
+        while Instant::now() < busy_until(start) {
+            sleep(Duration::ZERO).await;
+            got += 1;
+        }
+        got
+    });
+}
+
 /// A loop of uncontended locks and acquires, each ready at its first poll:
 /// the budget makes it yield to a sleeper, as a channel loop does.
 #[test]
