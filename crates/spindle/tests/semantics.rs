@@ -37,39 +37,66 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
+    in_a_task_on(2, body)
+}
+
+/// `in_a_task` on `workers` workers.
+fn in_a_task_on<F>(workers: usize, body: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     let rt = spindle::Builder::new_multi_thread()
-        .workers(2)
+        .workers(workers)
         .build()
         .unwrap();
     rt.block_on(async { spindle::spawn(body).await.unwrap() })
 }
 
+/// The multi-thread flavours a busy child's concurrency is checked on: one
+/// worker (whose core the monitor hands to a new thread while the child
+/// computes), two and four.
+const WORKER_COUNTS: [usize; 3] = [1, 2, 4];
+
 #[test]
 fn a_timeout_around_a_spawned_busy_child_fires_on_time() {
-    in_a_task(async {
-        let start = Instant::now();
-        let child = spindle::spawn(async { compute(Duration::from_millis(1500)) });
-        let got = timeout(Duration::from_millis(100), child).await;
-        let took = start.elapsed();
-        assert!(got.is_err(), "the timeout fired (took {took:?})");
-        assert!(took < Duration::from_millis(1000), "fired after {took:?}");
-    });
+    for workers in WORKER_COUNTS {
+        in_a_task_on(workers, async move {
+            let start = Instant::now();
+            let child = spindle::spawn(async { compute(Duration::from_millis(1500)) });
+            let got = timeout(Duration::from_millis(100), child).await;
+            let took = start.elapsed();
+            assert!(got.is_err(), "{workers} workers: fired? took {took:?}");
+            assert!(
+                took < Duration::from_millis(1000),
+                "{workers} workers: fired after {took:?}"
+            );
+        });
+    }
 }
 
 #[test]
 fn a_select_between_a_spawned_busy_child_and_a_sleep_takes_the_sleep() {
-    in_a_task(async {
-        let start = Instant::now();
-        let mut child = spindle::spawn(async { compute(Duration::from_millis(1500)) });
-        let sleep_won = spindle::select! {
-            _ = &mut child => false,
-            _ = sleep(Duration::from_millis(100)) => true,
-        };
-        let took = start.elapsed();
-        assert!(sleep_won, "the busy child's arm won after {took:?}");
-        assert!(took < Duration::from_millis(1000), "took {took:?}");
-        child.await.unwrap();
-    });
+    for workers in WORKER_COUNTS {
+        in_a_task_on(workers, async move {
+            let start = Instant::now();
+            let mut child = spindle::spawn(async { compute(Duration::from_millis(1500)) });
+            let sleep_won = spindle::select! {
+                _ = &mut child => false,
+                _ = sleep(Duration::from_millis(100)) => true,
+            };
+            let took = start.elapsed();
+            assert!(
+                sleep_won,
+                "{workers} workers: the child's arm won after {took:?}"
+            );
+            assert!(
+                took < Duration::from_millis(1000),
+                "{workers} workers: took {took:?}"
+            );
+            child.await.unwrap();
+        });
+    }
 }
 
 #[test]
