@@ -100,16 +100,12 @@ fn a_tree_awaited_in_spawn_order_on_the_current_thread_runs_depth_first_inline()
     // newest entries of the queue, so each await finds its child not
     // started and runs it inline: every task is polled once. (On workers,
     // `spindle::fork` asks for this: `tests/semantics.rs`.)
-    let flavours = common::flavours()
-        .into_iter()
-        .filter(|(f, _)| *f == "current_thread");
-    for (flavour, rt) in flavours {
-        let polls = Arc::new(AtomicUsize::new(0));
-        let p = polls.clone();
-        let tasks = rt.block_on(async move { common::tree(p, 4, 3, common::Join::Spawn).await });
-        assert_eq!(tasks, 1 + 4 + 16 + 64, "{flavour}");
-        assert_eq!(polls.load(SeqCst), 85, "{flavour}: one poll per task");
-    }
+    let rt = spindle::Builder::new_current_thread().build().unwrap();
+    let polls = Arc::new(AtomicUsize::new(0));
+    let p = polls.clone();
+    let tasks = rt.block_on(async move { common::tree(p, 4, 3, common::Join::Spawn).await });
+    assert_eq!(tasks, 1 + 4 + 16 + 64);
+    assert_eq!(polls.load(SeqCst), 85, "one poll per task");
 }
 
 rt_test! {
