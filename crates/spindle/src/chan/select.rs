@@ -215,7 +215,10 @@ project_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5, T6 6, T7 7, T8 8, T9 9, T10 1
 ///
 /// - Arms are `pattern = future => body`; the pattern must be irrefutable
 ///   (bind the whole output and `match` on it in the body).
-/// - `else => body` (optional) makes the select non-blocking.
+/// - `else => body` (optional) makes the select non-blocking: it runs when
+///   no arm is ready. A select whose task has spent its cooperative budget
+///   yields first (`task::coop`), `else` or not, rather than take a
+///   refused arm for one not ready.
 /// - The ready arm is chosen at random among those ready, so that no arm
 ///   starves; start with `biased;` to poll the arms in written order.
 /// - Arms that lose are dropped; channel receives and sends are cancel-safe,
