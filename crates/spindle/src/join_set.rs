@@ -193,7 +193,7 @@ impl<T> JoinSet<T> {
         }
         // The entries' polls spend units of their own: a task run inline
         // there (the current-thread runtime) spends this task's budget.
-        coop::spend(cx, |cx| {
+        coop::spend_around(cx, |cx| {
             let out = self.poll_entries(Some(cx.waker()), Look::MayRun);
             if out.is_pending() && coop::refused_in_poll() {
                 // The refused entry's wake went to the set's queue.
@@ -245,8 +245,9 @@ impl<T> JoinSet<T> {
 
     /// Polls the entries due a poll until one finishes. With `waiter`, the
     /// queue is taken after registering it, once `due` is empty; that
-    /// second pass is the last, so an entry that its own poll wakes (not a
-    /// `JoinHandle`'s way, but cheap to rule out) cannot keep this looping.
+    /// second pass is the last, so an entry that its own poll wakes (a
+    /// handle refused by the budget wakes its entry) cannot keep this
+    /// looping. A refusal ends the first pass and skips the second.
     fn poll_entries(
         &mut self,
         waiter: Option<&Waker>,
@@ -254,6 +255,9 @@ impl<T> JoinSet<T> {
     ) -> Poll<Result<(Id, T), JoinError>> {
         if let Poll::Ready(out) = self.poll_due(look) {
             return Poll::Ready(out);
+        }
+        if coop::refused_in_poll() {
+            return Poll::Pending;
         }
         if let Some(w) = waiter {
             self.notified.register(w);

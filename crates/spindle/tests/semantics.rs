@@ -640,42 +640,80 @@ fn forced_yields(rt: &spindle::Runtime) -> u64 {
 
 #[test]
 fn a_select_drain_loop_with_else_never_stops_early_for_the_budget() {
-    // Each arm computes a little over a slice before it receives, so the
-    // budget (one unit, refilled until the slice is over) is refused
-    // inside the arm: the select then yields, never runs its `else`.
+    // A seeded runtime's budget counts units, so with one unit each arm's
+    // receive is refused for certain: its first step takes the unit. The
+    // select then yields, and never runs its `else`; and as it holds no
+    // unit of its own while its arms run, the next poll's receive gets the
+    // unit and the drain goes on (a select holding one would leave its arm
+    // none, refused at every poll).
     const N: u32 = 200;
-    for (flavour, builder) in [
-        ("current_thread", spindle::Builder::new_current_thread()),
-        ("1 worker", spindle::Builder::new_multi_thread().workers(1)),
-    ] {
-        let rt = builder.coop_budget(1).build().unwrap();
-        let got = rt.block_on(async move {
-            spindle::spawn(async move {
-                let (tx, rx) = chan::bounded::<u32>(N as usize);
-                for i in 0..N {
-                    tx.try_send(i).unwrap();
+    let rt = spindle::Builder::new_deterministic(3)
+        .coop_budget(1)
+        .build()
+        .unwrap();
+    let got = rt.block_on(async move {
+        let (tx, rx) = chan::bounded::<u32>(N as usize);
+        for i in 0..N {
+            tx.try_send(i).unwrap();
+        }
+        let mut drain = std::pin::pin!(async move {
+            let mut got = 0;
+            loop {
+                spindle::select! {
+                    r = async {
+                        coop::consume_budget().await;
+                        rx.recv().await
+                    } => { r.unwrap(); got += 1; },
+                    else => break,
                 }
-                let mut got = 0;
-                loop {
-                    spindle::select! {
-                        r = async {
-                            compute(coop::SLICE + Duration::from_micros(10));
-                            rx.recv().await
-                        } => { r.unwrap(); got += 1; },
-                        else => break,
-                    }
-                }
-                got
-            })
-            .await
-            .unwrap()
+            }
+            got
         });
-        assert_eq!(got, N, "{flavour}: the drain stopped early");
-        assert!(
-            forced_yields(&rt) > 0,
-            "{flavour}: the budget never refused"
-        );
-    }
+        let mut polls = 0;
+        std::future::poll_fn(|cx| {
+            polls += 1;
+            assert!(polls < 10 * N, "the drain stopped moving");
+            drain.as_mut().poll(cx)
+        })
+        .await
+    });
+    assert_eq!(got, N, "the drain stopped early");
+    assert!(
+        forced_yields(&rt) >= u64::from(N),
+        "refused at every message"
+    );
+}
+
+#[test]
+fn join_next_under_a_budget_of_one_unit_still_moves() {
+    // `join_next` holds no unit while its handle's poll spends one (with a
+    // unit of its own held, a budget of one would refuse the handle at
+    // every poll, and the set would never give the output).
+    let rt = spindle::Builder::new_deterministic(3)
+        .coop_budget(1)
+        .build()
+        .unwrap();
+    let got = rt.block_on(async {
+        let mut set = spindle::JoinSet::new();
+        for i in 0..10u64 {
+            set.spawn(async move { i });
+        }
+        let mut join_all = std::pin::pin!(async move {
+            let mut sum = 0;
+            while let Some(r) = set.join_next().await {
+                sum += r.unwrap();
+            }
+            sum
+        });
+        let mut polls = 0;
+        std::future::poll_fn(|cx| {
+            polls += 1;
+            assert!(polls < 1000, "join_next stopped moving");
+            join_all.as_mut().poll(cx)
+        })
+        .await
+    });
+    assert_eq!(got, 45);
 }
 
 #[test]

@@ -7,13 +7,14 @@
 //! Fisher–Yates shuffle driven by a thread-local xorshift), or in written
 //! order with `biased;`. The first arm to return `Ready` wins; the others are
 //! dropped right away. With an `else` arm, the arms are polled once and the
-//! `else` body runs if none was ready.
+//! `else` body runs if none was ready (and none was refused by the budget:
+//! "Cooperative budget" below).
 //!
 //! Each poll makes two passes, as Go's `selectgo` does. The first *probes*:
 //! every arm is polled with the probe waker ([`probe_waker`]), with which a
 //! channel `Recv`/`Send` that cannot complete returns `Pending` without
-//! joining the channel's wait list. Only when no arm is ready (and there is no
-//! `else`) does a second pass poll them all with the task's waker,
+//! joining the channel's wait list. Only when no arm is ready (none refused,
+//! and there is no `else`) does a second pass poll them all with the task's waker,
 //! registering it on each channel. So a select that finds a ready arm, the
 //! common case under load, takes no lock and leaves no waiter behind to
 //! unlink. Other futures treat the probe waker as any waker: one they store
@@ -21,13 +22,14 @@
 //! waker of its latest poll) and wakes nothing meanwhile.
 //!
 //! # Cooperative budget
-//! A `select!` that completes spends one unit of the task's budget
-//! (`task/coop.rs`); once the budget is spent it yields before it looks at
-//! its arms, `else` or not. The arms spend it too, as they would anywhere
-//! (an arm may be a whole loop, or a child run inline). When a pass over
-//! the arms finds none ready and one of them was refused, the select
-//! yields ([`yield_if_refused`]): it neither runs `else` (a refused arm
-//! only looks "not ready", and a drain loop would stop early with messages
+//! Once the task's budget (`task/coop.rs`) is spent, a `select!` yields
+//! before it looks at its arms, `else` or not. The arms spend it as they
+//! would anywhere (an arm may be a whole loop, or a child run inline); a
+//! select that completes with an arm that spent nothing spends a unit
+//! itself (`coop::spend_around`). When a pass over the arms finds none
+//! ready and one of them was refused, the select yields
+//! ([`yield_if_refused`]): it neither runs `else` (a refused arm only
+//! looks "not ready", and a drain loop would stop early with messages
 //! left) nor goes on to register.
 //!
 //! # Cancel safety
@@ -62,7 +64,7 @@ impl<F: Future> Future for Budgeted<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> std::task::Poll<F::Output> {
         // SAFETY: `select` is structurally pinned: never moved out.
         let select = unsafe { self.map_unchecked_mut(|b| &mut b.select) };
-        crate::task::coop::spend(
+        crate::task::coop::spend_around(
             cx,
             #[inline(always)]
             |cx| select.poll(cx),

@@ -49,9 +49,10 @@
 //! - Inline runs (`Fork`, the current-thread runtime's awaits) do not
 //!   start a budget: the child's operations spend the parent's, as they
 //!   run inside the parent's poll.
-//! - A `select!` spends one unit per poll, and its arms spend theirs; a
-//!   refused arm makes the select yield, never run its `else` arm
-//!   (`chan/select.rs`).
+//! - A `select!` (and `JoinSet::join_next`) holds no unit while its arms
+//!   (its handles) spend theirs, and spends one itself only where they
+//!   spent none (`spend_around`); a refused arm makes the select yield,
+//!   never run its `else` arm (`chan/select.rs`).
 //! - Under loom the budget is always unlimited: loom's threads share one
 //!   OS thread's locals, and the models check the protocols, not yields.
 
@@ -381,6 +382,34 @@ pub(crate) fn spend<T>(
     let out = op(cx);
     if out.is_ready() {
         progress.made_progress();
+    }
+    out
+}
+
+/// A budgeted operation made of others that spend units of their own (a
+/// `select!`'s arms, `JoinSet`'s handles): refuses (yielding) if the
+/// budget is spent already; else runs `op` holding no unit, and spends one
+/// when `op` completed having spent none itself. Holding a unit across
+/// `op`, as `spend` does, would leave a budget of one unit (or nesting
+/// deeper than the budget) nothing for the operations inside: refused at
+/// every poll, under a budget of units alone the task would never move.
+#[inline(always)]
+pub(crate) fn spend_around<T>(
+    cx: &mut Context<'_>,
+    op: impl FnOnce(&mut Context<'_>) -> Poll<T>,
+) -> Poll<T> {
+    // A look only: the unit goes back at once.
+    drop(std::task::ready!(poll_proceed(cx)));
+    let before = STATE.with(|s| s.left.get());
+    let out = op(cx);
+    if out.is_ready() {
+        STATE.with(|s| {
+            let left = s.left.get();
+            if left == before {
+                // Never a refusal: a spent budget refuses the next operation.
+                s.left.set(left.saturating_sub(1));
+            }
+        });
     }
     out
 }
