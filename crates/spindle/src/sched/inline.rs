@@ -69,22 +69,28 @@ impl InlineRuns {
 
 /// What is left of this thread's stack below the caller's frame, where the
 /// platform says: for a `block_on` on a thread the runtime did not make,
-/// whose stack may be small. The stack's low end is looked up once a thread
-/// (for the main thread glibc reads `/proc/self/maps`).
+/// whose stack may be small. The stack's bounds are looked up once a thread
+/// (for the main thread glibc reads `/proc/self/maps`), a failed lookup
+/// included; `None` where they are unknown, or where the caller runs on
+/// another stack than the thread's own (a coroutine's, a signal stack).
 #[cfg(all(target_os = "linux", not(miri), not(loom)))]
 pub(crate) fn stack_left() -> Option<usize> {
     thread_local! {
-        static LOW_END: Cell<Option<usize>> = const { Cell::new(None) };
+        /// The thread's stack as `low..high`, once looked up; `None` inside
+        /// if the lookup failed.
+        static BOUNDS: Cell<Option<Option<(usize, usize)>>> = const { Cell::new(None) };
     }
-    let low = match LOW_END.with(Cell::get) {
-        Some(low) => low,
+    let bounds = BOUNDS.with(|b| match b.get() {
+        Some(known) => known,
         None => {
-            let low = stack_low_end()?;
-            LOW_END.with(|c| c.set(Some(low)));
-            low
+            let found = stack_bounds();
+            b.set(Some(found));
+            found
         }
-    };
-    stack_pointer().checked_sub(low)
+    });
+    let (low, high) = bounds?;
+    let sp = stack_pointer();
+    (low..high).contains(&sp).then(|| sp - low)
 }
 
 #[cfg(not(all(target_os = "linux", not(miri), not(loom))))]
@@ -92,9 +98,10 @@ pub(crate) fn stack_left() -> Option<usize> {
     None
 }
 
-/// The lowest address of this thread's stack (`pthread_getattr_np`).
+/// This thread's stack, `(lowest address, one past the highest)`
+/// (`pthread_getattr_np`).
 #[cfg(all(target_os = "linux", not(miri), not(loom)))]
-fn stack_low_end() -> Option<usize> {
+fn stack_bounds() -> Option<(usize, usize)> {
     let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
     // SAFETY: `pthread_getattr_np` initialises `attr` when it returns 0,
     // and only then is it read, and destroyed once.
@@ -106,7 +113,8 @@ fn stack_low_end() -> Option<usize> {
         let mut size: libc::size_t = 0;
         let got = libc::pthread_attr_getstack(attr.as_ptr(), &mut addr, &mut size);
         libc::pthread_attr_destroy(attr.as_mut_ptr());
-        (got == 0).then_some(addr as usize)
+        let low = addr as usize;
+        (got == 0).then_some((low, low.checked_add(size)?))
     }
 }
 

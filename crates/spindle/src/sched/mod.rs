@@ -305,8 +305,9 @@ where
 /// parent's poll, so until it finishes the parent's other branches (a
 /// `timeout` or `select!` arm around the await) wait for it. Use `spawn`
 /// where they must not. Inline runs nest as deep as a stack budget allows
-/// (an eighth of the worker's stack, or of what is left of the stack of
-/// the thread in a current-thread `block_on`; at most 256 KiB); past it
+/// (an eighth of the worker's stack, or, on Linux, of what is left of the
+/// stack of the thread in a current-thread `block_on`; at most 256 KiB,
+/// as elsewhere for that thread); past it
 /// the await suspends as for a plain `spawn`, and the child runs as a
 /// queued task.
 ///
