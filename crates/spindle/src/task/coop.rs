@@ -5,8 +5,9 @@
 //! Every poll the scheduler makes of a task (and of a `block_on` future)
 //! starts with a budget (`Builder::coop_budget`, [`DEFAULT_BUDGET`] units).
 //! Each operation that could have made the task wait spends one unit when
-//! it completes: a channel send or receive, a `select!`, awaiting a
-//! `JoinHandle` or a `Fork` (an inline run included), a timer, a socket's
+//! it completes: a channel send or receive, a `select!` (one its arms
+//! spend, or its own), awaiting a `JoinHandle` or a `Fork` (an inline run
+//! included), a timer, a socket's
 //! readiness, a `Semaphore` acquire or a `Mutex` lock (and so an `RwLock`
 //! or `OnceCell` wait), a `watch` change, a `Notify`, `WaitGroup` or
 //! `Barrier` wait. An operation that returns `Pending` for its own reasons gets
