@@ -266,6 +266,39 @@ fn a_join_set_child_run_by_join_next_lets_a_sleeper_run() {
     );
 }
 
+/// A busy task whose ready steps are slow yields only after a budget of
+/// them, a poll of milliseconds, and a worker takes a driver turn only
+/// every few dozen polls: the monitor serves the timer meanwhile, and the
+/// worker runs what it woke at its next poll, not dozens of polls later.
+#[test]
+fn a_timer_fires_beside_a_busy_task_of_slow_steps_on_one_worker() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .handoff_after(None)
+        .build()
+        .unwrap();
+    let woke = rt.block_on(async {
+        let start = Instant::now();
+        let woke = sleeper(start);
+        let busy = spindle::spawn(async move {
+            let mut steps = 0u64;
+            while start.elapsed() < Duration::from_millis(400) {
+                compute(Duration::from_micros(20));
+                coop::consume_budget().await;
+                steps += 1;
+            }
+            steps
+        });
+        let woke = woke.await.unwrap();
+        assert!(busy.await.unwrap() > 0);
+        woke
+    });
+    assert!(
+        woke < Duration::from_millis(60),
+        "the sleeper ran at {woke:?}"
+    );
+}
+
 /// A loop over an always-ready `select!` (a closed channel) yields to a
 /// sleeper through the budget.
 async fn select_on_a_closed_channel_until(end: Instant) -> u64 {

@@ -51,6 +51,12 @@ pub(crate) struct Shared {
     pub(crate) monitor_sleep: MonitorSleep,
     /// Whether the monitor's hidden-task watch is armed (`hidden_watch.rs`).
     pub(crate) watching: Watching,
+    /// Set after a driver turn of the monitor's (taken because every worker
+    /// was inside a poll for a whole round) that left tasks in the
+    /// injector: a busy worker takes them at its next tick, rather than up
+    /// to `GLOBAL_POLL_INTERVAL` long polls later (`worker.rs`). A hint:
+    /// read stale, the tasks wait for the interval as before.
+    pub(crate) inject_soon: AtomicBool,
     /// The thieves' ends of the worker threads' job deques (`join/`).
     #[cfg(not(loom))]
     pub(super) jobs: JobStealers,
@@ -204,6 +210,8 @@ impl Shared {
         crate::loom::fence(SeqCst);
         if self.idle.num_sleeping() == self.remotes.len() {
             self.notify_parked();
+        } else if !self.inject.is_empty() {
+            self.inject_soon.store(true, Relaxed);
         }
     }
 
@@ -368,6 +376,7 @@ pub(crate) fn build(
         monitor: Parker::new(),
         monitor_sleep: MonitorSleep::default(),
         watching: Watching::default(),
+        inject_soon: AtomicBool::new(false),
         #[cfg(not(loom))]
         jobs: JobStealers::default(),
         slow_polls: SlowPolls::new(workers, config.slow_poll),

@@ -12,7 +12,7 @@
 
 use super::{Shared, Spawner};
 use crate::driver::Driver;
-use crate::loom::{lock, Arc};
+use crate::loom::{lock, Arc, Ordering::Relaxed};
 use crate::sched::core_slot::CoreSlot;
 use crate::sched::diagnostics;
 use crate::sched::inline::InlineRuns;
@@ -225,6 +225,18 @@ impl WorkerCtx {
         self.take_from_inject(core)
     }
 
+    /// The tasks a driver turn of the monitor's woke (`Shared::inject_soon`):
+    /// taken ahead of the ring, so that a timer fires beside a busy task
+    /// within a round of the monitor's, not `GLOBAL_POLL_INTERVAL` polls.
+    fn take_monitor_wakes(&self, core: &mut Core) -> Option<Notified> {
+        let soon = &self.shared().inject_soon;
+        if !soon.load(Relaxed) {
+            return None;
+        }
+        soon.store(false, Relaxed);
+        self.take_from_inject(core)
+    }
+
     /// Takes a fair share of the injector: one task to run, the rest into the ring.
     pub(super) fn take_from_inject(&self, core: &mut Core) -> Option<Notified> {
         let inject = &self.shared().inject;
@@ -288,9 +300,12 @@ impl WorkerCtx {
         if tick.is_multiple_of(GLOBAL_POLL_INTERVAL) {
             return Some(None);
         }
-        let task = match core.queue.pop() {
+        let task = match self.take_monitor_wakes(&mut core) {
             Some(t) => Some(t),
-            None => self.take_from_inject(&mut core),
+            None => match core.queue.pop() {
+                Some(t) => Some(t),
+                None => self.take_from_inject(&mut core),
+            },
         };
         if task.is_some() {
             core.tick = tick;
