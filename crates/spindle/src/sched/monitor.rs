@@ -45,7 +45,8 @@
 //! - serves due timers and ready I/O when nobody took a turn at the driver
 //!   for a whole round (every worker inside a long poll; busy workers with
 //!   short polls take turns every few dozen polls, and a parked worker waits
-//!   on it): the woken tasks go through the injector.
+//!   on it): the woken tasks go through the injector, where a busy worker
+//!   takes them at its next tick (`Shared::inject_soon`).
 //!
 //! - calibrates the slow-poll clock once, and runs the stall detector
 //!   (`diagnostics.rs`).
