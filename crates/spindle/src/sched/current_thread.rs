@@ -364,6 +364,12 @@ impl DriverCtx {
             bump(&shared.counters.polls, 1);
             shared.run_budgeted(|| task.run());
             ran += 1;
+            if coop::poll_forced_yield() {
+                // A poll that ran its slice out: the driver's turn comes
+                // now, not after a batch of such polls, so that a timer
+                // fires beside a busy task within a poll or two.
+                break;
+            }
         }
         ran
     }
