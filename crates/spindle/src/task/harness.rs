@@ -79,16 +79,24 @@ impl<F: Future, S: Schedule> Harness<F, S> {
     }
 
     /// Replaces the stage; the caller owns it (module docs).
+    ///
+    /// Always inlined, closure included: LLVM otherwise keeps the closure
+    /// (its `catch_unwind` looks large) out of line, a call at every
+    /// completion, inline runs' included.
+    #[inline(always)]
     fn set_stage(&self, stage: Stage<F>) {
-        self.cell().stage.with_mut(|p| {
-            // The old stage (a future or an output) is dropped in place, not
-            // moved out first; its destructor may panic, and the new stage
-            // is written either way (a half-dropped value is never dropped twice).
-            // SAFETY: the caller owns the stage; `p` is valid and initialised.
-            let _ = catch_unwind(AssertUnwindSafe(|| unsafe { std::ptr::drop_in_place(p) }));
-            // SAFETY: as above; the old value is gone, so this overwrites nothing live.
-            unsafe { std::ptr::write(p, stage) };
-        });
+        self.cell().stage.with_mut(
+            #[inline(always)]
+            |p| {
+                // The old stage (a future or an output) is dropped in place, not
+                // moved out first; its destructor may panic, and the new stage
+                // is written either way (a half-dropped value is never dropped twice).
+                // SAFETY: the caller owns the stage; `p` is valid and initialised.
+                let _ = catch_unwind(AssertUnwindSafe(|| unsafe { std::ptr::drop_in_place(p) }));
+                // SAFETY: as above; the old value is gone, so this overwrites nothing live.
+                unsafe { std::ptr::write(p, stage) };
+            },
+        );
     }
 
     /// Drops the future (if still there) and stores `Cancelled`, or the panic
@@ -162,7 +170,8 @@ impl<F: Future, S: Schedule> Harness<F, S> {
     }
 
     /// Polls the future once, as the poller; on `Ready` the output (or the
-    /// panic) is in the stage.
+    /// panic) is in the stage. Left to LLVM to inline: forced, `poll` and
+    /// `run_joined` would each carry a copy of every task's future.
     fn poll_future(&self) -> Poll<()> {
         // The waker borrows the poller's reference: never dropped, only cloned.
         let waker = ManuallyDrop::new(waker::borrowed(self.raw()));
@@ -292,7 +301,7 @@ where
     // SAFETY: the caller passes a `Poll<Result<F::Output, Cause>>`.
     unsafe { *dst.cast::<Poll<Result<F::Output, Cause>>>() = Poll::Ready(out) };
     // SAFETY: nobody else holds a reference, and none will be made.
-    unsafe { dealloc::<F, S>(ptr) };
+    unsafe { free_cell::<F, S>(ptr) };
     true
 }
 
@@ -328,6 +337,20 @@ where
 }
 
 unsafe fn dealloc<F, S>(ptr: NonNull<Header>)
+where
+    F: Future,
+{
+    // SAFETY: forwarded from the caller.
+    unsafe { free_cell::<F, S>(ptr) }
+}
+
+/// `dealloc`'s body, inlined where an inline run ends (`run_joined`), a
+/// call less on every fork, and kept out of line elsewhere.
+///
+/// # Safety
+/// The last reference to the cell is gone.
+#[inline(always)]
+unsafe fn free_cell<F, S>(ptr: NonNull<Header>)
 where
     F: Future,
 {
