@@ -104,7 +104,8 @@ impl std::fmt::Debug for Config {
 pub(crate) struct Remote {
     pub(super) stealer: Stealer,
     pub(super) parker: Parker,
-    pub(crate) counters: CachePadded<WorkerCounters>,
+    /// Shared with the worker's context, which reaches it without an index.
+    pub(crate) counters: Arc<CachePadded<WorkerCounters>>,
     /// The lending slot of the thread running this core now (`core_slot.rs`).
     pub(crate) active: Mutex<Arc<CoreSlot>>,
     /// Set by the monitor to one more than the poll count of a poll that
@@ -356,7 +357,7 @@ pub(crate) fn build(
         remotes.push(Remote {
             stealer,
             parker: Parker::with_driver(driver.clone()),
-            counters: CachePadded(WorkerCounters::default()),
+            counters: Arc::new(CachePadded(WorkerCounters::default())),
             active: Mutex::new(Arc::new(CoreSlot::new())),
             visit_at: AtomicU64::new(0),
         });

@@ -12,7 +12,7 @@
 
 use super::{Shared, Spawner};
 use crate::driver::Driver;
-use crate::loom::{lock, Arc, Ordering::Relaxed};
+use crate::loom::{lock, Arc, CachePadded, Ordering::Relaxed};
 use crate::sched::core_slot::CoreSlot;
 use crate::sched::diagnostics;
 use crate::sched::inline::InlineRuns;
@@ -48,6 +48,8 @@ pub(crate) struct WorkerCtx {
     /// The runtime's spawner for outside threads, for `Handle::current`.
     external: Arc<Spawner>,
     pub(super) index: usize,
+    /// This worker's counters (its `Remote`'s).
+    counters: Arc<CachePadded<WorkerCounters>>,
     /// The core, while a task runs (the run loop holds it otherwise).
     pub(super) lent: Arc<CoreSlot>,
     /// Nesting of inline runs (`run_inline_if_next`).
@@ -124,6 +126,7 @@ impl WorkerCtx {
             jobs,
             refs: RefStock::new(external.shared.clone()),
             driver_refs: RefStock::new(external.shared.driver.clone()),
+            counters: external.shared.remotes[index].counters.clone(),
             external,
             index,
             inline: InlineRuns::new(stack_size),
@@ -175,7 +178,7 @@ impl WorkerCtx {
     }
 
     pub(super) fn counters(&self) -> &WorkerCounters {
-        &self.shared().remotes[self.index].counters
+        &self.counters
     }
 
     /// The run loop; returns the core at shutdown, or `None` once this
