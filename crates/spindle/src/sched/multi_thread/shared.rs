@@ -100,7 +100,9 @@ impl std::fmt::Debug for Config {
     }
 }
 
-/// What other threads may touch of a worker.
+/// What other threads may touch of a worker. Aligned as `CachePadded`,
+/// so that two workers' parkers and visit hints never share a line.
+#[repr(align(128))]
 pub(crate) struct Remote {
     pub(super) stealer: Stealer,
     pub(super) parker: Parker,
