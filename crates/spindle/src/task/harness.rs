@@ -171,7 +171,8 @@ impl<F: Future, S: Schedule> Harness<F, S> {
 
     /// Polls the future once, as the poller; on `Ready` the output (or the
     /// panic) is in the stage. Left to LLVM to inline: forced, `poll` and
-    /// `run_joined` would each carry a copy of every task's future.
+    /// `run_joined` would each carry an inlined copy of every task type's
+    /// `Future::poll`.
     fn poll_future(&self) -> Poll<()> {
         // The waker borrows the poller's reference: never dropped, only cloned.
         let waker = ManuallyDrop::new(waker::borrowed(self.raw()));
@@ -344,11 +345,14 @@ where
     unsafe { free_cell::<F, S>(ptr) }
 }
 
-/// `dealloc`'s body, inlined where an inline run ends (`run_joined`), a
-/// call less on every fork, and kept out of line elsewhere.
+/// `dealloc`'s body, forced inline where an inline run ends
+/// (`run_joined`): a call less on every fork. Elsewhere callers go
+/// through `dealloc` (the vtable's entry, `complete`), whose inlining is
+/// left to LLVM.
 ///
 /// # Safety
-/// The last reference to the cell is gone.
+/// `ptr` is a cell allocated for this `(F, S)`, and the last reference to
+/// it is gone.
 #[inline(always)]
 unsafe fn free_cell<F, S>(ptr: NonNull<Header>)
 where
