@@ -114,13 +114,14 @@ impl Shared {
     /// `block_on`'s `coop::Scope`), counting a poll that ends in a forced
     /// yield.
     #[inline(always)]
-    fn run_budgeted<R>(&self, poll: impl FnOnce() -> R) -> R {
+    fn run_budgeted<R>(&self, poll: impl FnOnce() -> R) -> Budgeted<R> {
         coop::start_poll();
         let out = poll();
-        if coop::poll_forced_yield() {
+        let forced = coop::poll_forced_yield();
+        if forced {
             bump(&self.counters.forced_yields, 1);
         }
-        out
+        Budgeted { out, forced }
     }
 
     fn schedule_remote(&self, task: Notified) {
@@ -362,9 +363,9 @@ impl DriverCtx {
             };
             let Some(task) = task else { break };
             bump(&shared.counters.polls, 1);
-            shared.run_budgeted(|| task.run());
+            let polled = shared.run_budgeted(|| task.run());
             ran += 1;
-            if coop::poll_forced_yield() {
+            if polled.forced {
                 // A poll that ran its slice out: the driver's turn comes
                 // now, not after a batch of such polls, so that a timer
                 // fires beside a busy task within a poll or two.
@@ -373,6 +374,13 @@ impl DriverCtx {
         }
         ran
     }
+}
+
+/// One poll under the budget (`Shared::run_budgeted`): what it returned,
+/// and whether it ended in a forced yield.
+struct Budgeted<R> {
+    out: R,
+    forced: bool,
 }
 
 struct MainWaker {
@@ -432,7 +440,7 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
     let mut future = pin!(future);
     loop {
         if main.woken.swap(false, Acquire) {
-            if let Poll::Ready(v) = shared.run_budgeted(|| future.as_mut().poll(&mut cx)) {
+            if let Poll::Ready(v) = shared.run_budgeted(|| future.as_mut().poll(&mut cx)).out {
                 return v;
             }
         }
