@@ -1,12 +1,17 @@
 //! Loom models of the multi-thread scheduler, run on the real worker loop
-//! pieces: a retake racing a spawn, and the sleep/wake protocol (`idle.rs`,
-//! `docs/sleep-wake.md`): a task pushed while workers go to sleep is run.
+//! pieces: a retake racing a spawn, the sleep/wake protocol (`idle.rs`,
+//! `docs/sleep-wake.md`): a task pushed while workers go to sleep is run,
+//! and a visit taking fresh tasks (`steal_hidden`) racing the owner's
+//! inline run of one of them.
 
 use super::shared::test_build;
 use super::{external_spawner, spawn, Core, Shared, Spawner, WorkerCtx};
 use crate::loom::{lock, Arc, AtomicUsize, Ordering::SeqCst};
 use crate::sched::{CoreGuard, CoreRef};
 use loom::thread;
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
 
 /// Runs one worker's real loop pieces until it has run `want` tasks.
 fn worker(
@@ -186,6 +191,75 @@ fn fresh_tasks_reach_another_worker() {
         for w in workers {
             w.join().unwrap();
         }
+        shared.cancel_all();
+    });
+}
+
+/// While a task runs on worker 0 (its core lent) it forks two children,
+/// which stay hidden in its fresh tasks, and awaits the newer, as a fork
+/// loop does; the monitor has named the poll, and worker 1 visits the core
+/// (`steal_hidden`), running what it takes. Each child runs exactly once:
+/// inline in the await, or on worker 1; and the await gets the output
+/// either way. That the visit and the owner's borrows never use the core
+/// at once is `core_slot.rs`'s models' to check (loom sees no race on the
+/// real core's plain fields); this one checks what the real code does
+/// with the fresh tasks on either side of that exclusion.
+#[test]
+fn a_visit_and_an_inline_run_share_out_the_fresh_tasks() {
+    loom::model(|| {
+        let (shared, mut cores) = test_build(2);
+        let external = external_spawner(&shared);
+        let thief_core = Box::new(cores.pop().unwrap());
+        let owner = WorkerCtx::new(external.clone(), 0);
+        *lock(&shared.remotes[0].active) = owner.lent.clone();
+        owner.lent.lend(Box::new(cores.pop().unwrap())); // a task is running
+        let ran = Arc::new(AtomicUsize::new(0));
+        let child = |out: usize| {
+            let ran = ran.clone();
+            async move {
+                ran.fetch_add(1, SeqCst);
+                out
+            }
+        };
+        let guard = CoreGuard::enter(CoreRef::Multi(&owner));
+        let older = crate::fork(child(1));
+        let newer = crate::fork(child(2));
+        let remote = &shared.remotes[0];
+        remote.want_visit(remote.counters.polls.load(SeqCst));
+        let thief = thread::spawn(move || {
+            let ctx = WorkerCtx::new(external, 1);
+            let _g = CoreGuard::enter(CoreRef::Multi(&ctx));
+            let mut core = thief_core;
+            if let Some(t) = ctx.steal_hidden(&mut core) {
+                core = ctx.run_task(core, t).expect("no hand-off in this model");
+            }
+            core
+        });
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut newer = pin!(newer);
+        let first = newer.as_mut().poll(&mut cx);
+        let thief_core = thief.join().unwrap();
+        let got = match first {
+            Poll::Ready(out) => out,
+            // Taken by the visit, and run by the thief by now.
+            Poll::Pending => match newer.as_mut().poll(&mut cx) {
+                Poll::Ready(out) => out,
+                Poll::Pending => panic!("the visit took the child and did not run it"),
+            },
+        };
+        assert_eq!(got.unwrap(), 2, "the await gets the newer child's output");
+        // The older child: run by the thief, or still on worker 0's core.
+        let mut older = pin!(older);
+        let older_out = match older.as_mut().poll(&mut cx) {
+            Poll::Ready(out) => out.unwrap(),
+            Poll::Pending => panic!("the older child is neither run nor runnable inline"),
+        };
+        assert_eq!(older_out, 1);
+        assert_eq!(ran.load(SeqCst), 2, "each child ran exactly once");
+        drop(guard);
+        drop(owner.lent.take());
+        drop(thief_core);
+        shared.begin_shutdown();
         shared.cancel_all();
     });
 }

@@ -71,7 +71,7 @@ impl WorkerCtx {
     /// membarrier that interrupts every CPU running a worker, and taken
     /// from a poll about to end, a message-passing pair would be split
     /// across cores.
-    fn steal_hidden(&self, core: &mut Core) -> Option<Notified> {
+    pub(super) fn steal_hidden(&self, core: &mut Core) -> Option<Notified> {
         let shared = self.shared();
         for (victim, remote) in shared.remotes.iter().enumerate() {
             if victim == self.index || !remote.visit_wanted() {
