@@ -281,6 +281,95 @@ fn block_in_place_outside_a_worker_runs_in_place() {
     assert_eq!(rt.block_on(async { spindle::block_in_place(|| 4) }), 4);
 }
 
+/// Runs `scenario` on a plain thread and waits for it at most
+/// `patience`: a livelock fails the test instead of hanging it (the stuck
+/// thread is left behind).
+fn within<R: Send + 'static>(what: &str, scenario: impl FnOnce() -> R + Send + 'static) -> R {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(scenario()).unwrap());
+    result
+        .recv_timeout(common::patience() * 4)
+        .unwrap_or_else(|_| panic!("{what}: still spinning after {:?}", common::patience() * 4))
+}
+
+/// Far more ready operations than a task's budget and slice allow in one
+/// poll, all made by blocking calls inside `block_in_place`: the thread
+/// there is no worker any more, and the task's budget must not refuse
+/// them (refused, a blocking call's wait returns at once and polls again,
+/// refused again, for ever).
+#[test]
+fn blocking_calls_inside_block_in_place_are_not_refused_by_the_budget() {
+    const N: u64 = 100_000;
+    let sum = within("recv_blocking inside block_in_place", || {
+        let rt = spindle::Builder::new_multi_thread()
+            .workers(2)
+            .build()
+            .unwrap();
+        let (tx, rx) = spindle::chan::unbounded::<u64>();
+        for i in 0..N {
+            tx.try_send(i).unwrap();
+        }
+        rt.block_on(async move {
+            spindle::spawn(async move {
+                spindle::block_in_place(|| (0..N).map(|_| rx.recv_blocking().unwrap()).sum::<u64>())
+            })
+            .await
+            .unwrap()
+        })
+    });
+    assert_eq!(sum, N * (N - 1) / 2);
+}
+
+/// The same with another executor's wait inside `block_in_place`: a
+/// hand-written poll loop parking its thread between polls.
+#[test]
+fn another_executors_wait_inside_block_in_place_is_not_refused_by_the_budget() {
+    const N: u64 = 100_000;
+    let sum = within("a poll loop inside block_in_place", || {
+        let rt = spindle::Builder::new_multi_thread()
+            .workers(2)
+            .build()
+            .unwrap();
+        let (tx, rx) = spindle::chan::unbounded::<u64>();
+        for i in 0..N {
+            tx.try_send(i).unwrap();
+        }
+        rt.block_on(async move {
+            spindle::spawn(async move {
+                spindle::block_in_place(|| {
+                    let mut sum = 0;
+                    for _ in 0..N {
+                        sum += park_on(std::pin::pin!(rx.recv())).unwrap();
+                    }
+                    sum
+                })
+            })
+            .await
+            .unwrap()
+        })
+    });
+    assert_eq!(sum, N * (N - 1) / 2);
+}
+
+/// Polls `fut` to completion on this thread, parking it between polls:
+/// the simplest executor there is.
+fn park_on<F: std::future::Future>(mut fut: std::pin::Pin<&mut F>) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    loop {
+        if let std::task::Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
 fn futures_block<F: std::future::Future>(f: F) -> F::Output {
     spindle::Builder::new_current_thread()
         .build()

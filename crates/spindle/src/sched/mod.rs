@@ -429,12 +429,17 @@ pub(crate) fn on_scheduler_thread() -> bool {
 /// LIFO slot) is first handed to a new thread, and this thread runs `f` and
 /// finishes the current poll on its own, then retires. On the current-thread
 /// flavour and outside a runtime, `f` simply runs here.
+///
+/// `f` runs without the task's cooperative budget (`task::coop`): it
+/// blocks, so it has no other task to yield to, and a wait inside it
+/// (a `recv_blocking`, another executor's `block_on`) refused by a spent
+/// budget would only poll again, refused again, for ever.
 pub fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
     if let CoreRef::Multi(w) = current_core() {
         // SAFETY: CORE points to a live context (set by its guard).
         unsafe { &*w }.hand_off_core();
     }
-    f()
+    crate::task::coop::unlimited(f)
 }
 
 /// Panics if this thread runs a scheduler core or is inside `block_on`:
