@@ -304,6 +304,40 @@ fn blocking_lock_on_a_runtime_thread_panics() {
     });
 }
 
+/// As the panic's message advises: inside `block_in_place` a worker has
+/// given its core away, and its thread may block like a plain one.
+#[test]
+fn blocking_lock_inside_block_in_place_waits_for_a_task_to_unlock() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(2)
+        .build()
+        .unwrap();
+    let m = Arc::new(Mutex::new(0));
+    let got = rt.block_on(async move {
+        let guard = m.clone().lock_owned().await;
+        let blocked =
+            spindle::spawn(async move { spindle::block_in_place(|| *m.blocking_lock() + 1) });
+        spindle::time::sleep(std::time::Duration::from_millis(20)).await;
+        let mut g = guard;
+        *g = 41;
+        drop(g);
+        blocked.await.unwrap()
+    });
+    assert_eq!(got, 42);
+}
+
+/// On a worker whose core was not handed off (the current-thread
+/// runtime's `block_in_place` runs in place), blocking still panics.
+#[test]
+#[should_panic(expected = "blocking_lock called on a spindle runtime thread")]
+fn blocking_lock_inside_block_in_place_on_the_current_thread_runtime_panics() {
+    let rt = spindle::Builder::new_current_thread().build().unwrap();
+    let m = Mutex::new(0);
+    rt.block_on(async {
+        spindle::block_in_place(|| drop(m.blocking_lock()));
+    });
+}
+
 rt_test! {
     fn mutex_counter_under_contention() {
         let tasks = 32;

@@ -419,9 +419,15 @@ pub(crate) fn cancel_remaining(
 }
 
 /// Whether this thread is running a spindle scheduler core right now (a
-/// worker, or a current-thread driver inside `block_on`).
+/// worker, or a current-thread driver inside `block_on`); not a worker
+/// that gave its core away in `block_in_place`.
 pub(crate) fn on_scheduler_thread() -> bool {
-    !matches!(current_core(), CoreRef::None)
+    match current_core() {
+        CoreRef::None => false,
+        CoreRef::Current(_) => true,
+        // SAFETY: CORE points to a live context (set by its guard).
+        CoreRef::Multi(w) => unsafe { &*w }.drives_tasks(),
+    }
 }
 
 /// Runs blocking code on a worker without stalling the tasks queued
@@ -429,6 +435,10 @@ pub(crate) fn on_scheduler_thread() -> bool {
 /// LIFO slot) is first handed to a new thread, and this thread runs `f` and
 /// finishes the current poll on its own, then retires. On the current-thread
 /// flavour and outside a runtime, `f` simply runs here.
+///
+/// Once the core is handed off, this thread is no longer one that runs
+/// the runtime's tasks: inside `f` the blocking calls that panic on a
+/// worker (`Mutex::blocking_lock`, `RwLock::blocking_read`) may block it.
 ///
 /// `f` runs without the task's cooperative budget (`task::coop`): it
 /// blocks, so it has no other task to yield to, and a wait inside it

@@ -145,7 +145,10 @@ impl<T: ?Sized> Mutex<T> {
     /// # Panics
     /// On a runtime's worker thread (or inside `block_on`), where blocking
     /// would stall the tasks the thread runs: await [`lock`](Mutex::lock)
-    /// there, or wrap the call in `spindle::block_in_place`.
+    /// there, or, on a multi-thread worker, wrap the call in
+    /// `spindle::block_in_place` (which gives the worker's tasks to a new
+    /// thread first; on the current-thread runtime it runs in place, and
+    /// the call still panics).
     pub fn blocking_lock(&self) -> MutexGuard<'_, T> {
         assert!(
             !crate::sched::on_scheduler_thread(),

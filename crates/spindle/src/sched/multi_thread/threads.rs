@@ -125,8 +125,14 @@ impl WorkerCtx {
         // A thread that lost its core already (a retake, an earlier
         // `block_in_place` in this poll) has nothing to hand off: no new
         // thread for it. The core can only leave, not come back, meanwhile.
-        if self.lent.is_lent() {
-            Shared::hand_off(self.refs.owner(), self.index, &self.lent);
+        if self.lent.is_lent() && Shared::hand_off(self.refs.owner(), self.index, &self.lent) {
+            self.gave_core_away.set(true);
         }
+    }
+
+    /// Whether this thread drives the runtime's tasks: `false` once it gave
+    /// its core away (`block_in_place`), where blocking stalls only itself.
+    pub(crate) fn drives_tasks(&self) -> bool {
+        !self.gave_core_away.get()
     }
 }

@@ -57,6 +57,9 @@ pub(crate) struct WorkerCtx {
     /// A driver turn is waking tasks (`dispatch`): they go to the ring's
     /// back in the order they were woken (`schedule_local`).
     pub(super) dispatching: std::cell::Cell<bool>,
+    /// This thread gave its core to a new thread (`block_in_place`): it
+    /// only finishes its poll, driving no other task, and then exits.
+    pub(super) gave_core_away: std::cell::Cell<bool>,
     /// This thread's job deque, for `join` (`jobs.rs`).
     #[cfg(not(loom))]
     pub(super) jobs: crate::join::JobDeque,
@@ -131,6 +134,7 @@ impl WorkerCtx {
             index,
             inline: InlineRuns::new(stack_size),
             dispatching: std::cell::Cell::new(false),
+            gave_core_away: std::cell::Cell::new(false),
             lent: Arc::new(CoreSlot::new()),
         }
     }
