@@ -1,9 +1,10 @@
 //! The scheduler's run and park policies, seen from tasks: `yield_now` and
 //! the cap on consecutive LIFO-slot polls let queued tasks run, a lone
 //! message-passing pair stays on one worker, and workers told not to yield
-//! before parking still sleep and wake. (The timed guarantees, a child
-//! running beside its parent, the cooperative budget and the hand-off
-//! around a long poll, are in `semantics.rs`.)
+//! before parking still sleep and wake. (The timed guarantees are
+//! elsewhere: a child running beside its parent in `semantics.rs`, the
+//! cooperative budget in `budget.rs`, a task hidden behind a long poll in
+//! `hidden_tasks.rs`.)
 
 mod common;
 

@@ -164,6 +164,16 @@ pub fn counted_into<F: Future>(f: F, polls: &Arc<AtomicUsize>) -> Counted<F> {
     }
 }
 
+/// Keeps a CPU busy for `d` without awaiting.
+pub fn compute(d: std::time::Duration) -> u64 {
+    let start = std::time::Instant::now();
+    let mut n = 0u64;
+    while start.elapsed() < d {
+        n = std::hint::black_box(n + 1);
+    }
+    n
+}
+
 /// Scales a loop size down under miri and in debug builds.
 pub fn scaled(n: usize) -> usize {
     if cfg!(miri) {

@@ -1,0 +1,570 @@
+//! The cooperative budget (`spindle::task::coop`): a task that keeps
+//! finding its operations ready yields to the others and to its timers,
+//! on every flavour; `unconstrained` opts a section out; forced yields
+//! are counted; a budget of 0 is refused.
+//!
+//! Timed, with generous bounds: each test proves a behaviour (the sleeper
+//! runs while the loop goes on), not a speed.
+
+mod common;
+
+use common::{compute, counted};
+use spindle::chan;
+use spindle::task::coop;
+use spindle::time::sleep;
+use std::future::Future;
+use std::sync::atomic::Ordering::SeqCst;
+use std::time::{Duration, Instant};
+
+/// Starts a task that sleeps 10 ms and records when it woke (from `start`).
+fn sleeper(start: Instant) -> spindle::JoinHandle<Duration> {
+    spindle::spawn(async move {
+        sleep(Duration::from_millis(10)).await;
+        start.elapsed()
+    })
+}
+
+/// The flavours where only the budget can let a sleeper run beside a busy
+/// task: the current-thread runtime, and one worker whose core is never
+/// handed off (the monitor's hand-off would otherwise rescue the sleeper
+/// after a few of its rounds). Four workers too, as a service runs: there
+/// the sleeper may simply run on another worker.
+fn budget_flavours() -> Vec<(&'static str, spindle::Runtime)> {
+    let one_worker = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .handoff_after(None)
+        .build()
+        .unwrap();
+    let four = spindle::Builder::new_multi_thread()
+        .workers(4)
+        .build()
+        .unwrap();
+    vec![
+        (
+            "current_thread",
+            spindle::Builder::new_current_thread().build().unwrap(),
+        ),
+        ("1 worker, no hand-off", one_worker),
+        ("4 workers", four),
+    ]
+}
+
+/// On each of `budget_flavours`: runs `busy` (given the start time; it
+/// gives how many steps it made) as a task beside a sleeper, and checks
+/// that the sleeper woke before `bound`.
+fn a_sleeper_wakes_beside<F, Fut>(what: &str, bound: Duration, busy: F)
+where
+    F: Fn(Instant) -> Fut,
+    Fut: Future<Output = u64> + Send + 'static,
+{
+    for (flavour, rt) in budget_flavours() {
+        let woke = rt.block_on(async {
+            let start = Instant::now();
+            let woke = sleeper(start);
+            let busy = spindle::spawn(busy(start));
+            let woke = woke.await.unwrap();
+            assert!(busy.await.unwrap() > 0, "{flavour}: {what} made no step");
+            woke
+        });
+        assert!(
+            woke < bound,
+            "{flavour}: the sleeper ran at {woke:?}, beside {what}"
+        );
+    }
+}
+
+/// A loop of spawn-and-await, whose awaits are all ready soon (or at once,
+/// where the child runs inline), lets a sleeper run long before it ends.
+#[test]
+fn a_spawn_await_loop_lets_a_sleeper_run() {
+    a_sleeper_wakes_beside(
+        "a 500 ms spawn-await loop",
+        Duration::from_millis(250),
+        |start| async move {
+            let mut n = 0u64;
+            while start.elapsed() < Duration::from_millis(500) {
+                n += spindle::spawn(async { 1 }).await.unwrap();
+            }
+            n
+        },
+    );
+}
+
+/// A fork-and-await loop runs every child inline, inside the parent's
+/// poll (on a worker too): the children's runs spend the parent's budget,
+/// which makes it yield to a sleeper.
+#[test]
+fn a_fork_await_loop_lets_a_sleeper_run() {
+    a_sleeper_wakes_beside(
+        "a 500 ms fork-await loop",
+        Duration::from_millis(250),
+        |start| async move {
+            let mut n = 0u64;
+            while start.elapsed() < Duration::from_millis(500) {
+                n += spindle::fork(async { 1 }).await.unwrap();
+            }
+            n
+        },
+    );
+}
+
+/// A send-and-receive loop over a channel that always has room and a
+/// message, until `end`: each operation is ready at once.
+async fn ready_channel_loop_until(end: Instant) -> u64 {
+    let (tx, rx) = chan::unbounded::<u64>();
+    let mut got = 0u64;
+    while Instant::now() < end {
+        tx.send(1).await.unwrap();
+        got += rx.recv().await.unwrap();
+    }
+    got
+}
+
+/// A `select!` arm may be a whole loop: its operations spend the budget
+/// as anywhere else, and the select yields when one is refused.
+#[test]
+fn a_loop_inside_a_select_arm_lets_a_sleeper_run() {
+    a_sleeper_wakes_beside(
+        "a 300 ms loop in a select arm",
+        Duration::from_millis(200),
+        |start| async move {
+            spindle::select! {
+                got = ready_channel_loop_until(start + Duration::from_millis(300)) => got,
+                _ = std::future::pending::<()>() => 0,
+            }
+        },
+    );
+}
+
+/// A child run inline from a `select!` arm (a `Fork`) spends the parent's
+/// budget too.
+#[test]
+fn a_forked_child_awaited_in_a_select_arm_lets_a_sleeper_run() {
+    a_sleeper_wakes_beside(
+        "a 300 ms forked loop awaited in a select arm",
+        Duration::from_millis(200),
+        |start| async move {
+            let end = start + Duration::from_millis(300);
+            spindle::select! {
+                got = spindle::fork(ready_channel_loop_until(end)) => got.unwrap(),
+                _ = std::future::pending::<()>() => 0,
+            }
+        },
+    );
+}
+
+/// A `JoinSet` child that `join_next` runs inline (the current-thread
+/// runtime) spends the parent's budget, as an await's inline run does.
+#[test]
+fn a_join_set_child_run_by_join_next_lets_a_sleeper_run() {
+    a_sleeper_wakes_beside(
+        "a 300 ms loop joined from a JoinSet",
+        Duration::from_millis(200),
+        |start| async move {
+            let mut set = spindle::JoinSet::new();
+            set.spawn(ready_channel_loop_until(start + Duration::from_millis(300)));
+            set.join_next().await.unwrap().unwrap()
+        },
+    );
+}
+
+/// A busy task whose ready steps are slow yields only after a budget of
+/// them (a poll of milliseconds), and a scheduler takes a driver turn only
+/// every few dozen polls. A timer beside it still fires within a poll or
+/// two: on the current-thread runtime a poll that ends in a forced yield
+/// ends the batch, and the driver takes its turn; on one worker the
+/// monitor serves the timer, and the worker runs what it woke at its next
+/// poll.
+#[test]
+fn a_timer_fires_beside_a_busy_task_of_slow_steps_on_one_thread() {
+    for (flavour, rt) in budget_flavours().into_iter().take(2) {
+        let woke = a_sleeper_beside_slow_steps(&rt);
+        assert!(
+            woke < Duration::from_millis(60),
+            "{flavour}: the sleeper ran at {woke:?}"
+        );
+    }
+}
+
+/// When a sleeper of 10 ms ran, beside a task of 20 µs ready steps.
+fn a_sleeper_beside_slow_steps(rt: &spindle::Runtime) -> Duration {
+    rt.block_on(async {
+        let start = Instant::now();
+        let woke = sleeper(start);
+        let busy = spindle::spawn(async move {
+            let mut steps = 0u64;
+            while start.elapsed() < Duration::from_millis(400) {
+                compute(Duration::from_micros(20));
+                coop::consume_budget().await;
+                steps += 1;
+            }
+            steps
+        });
+        let woke = woke.await.unwrap();
+        assert!(busy.await.unwrap() > 0);
+        woke
+    })
+}
+
+/// A loop over an always-ready `select!` (a closed channel) yields to a
+/// sleeper through the budget.
+async fn select_on_a_closed_channel_until(end: Instant) -> u64 {
+    let (tx, rx) = chan::bounded::<u32>(1);
+    drop(tx);
+    let mut closed = 0u64;
+    while Instant::now() < end {
+        spindle::select! {
+            r = rx.recv() => closed += u64::from(r.is_err()),
+        }
+    }
+    closed
+}
+
+#[test]
+fn a_loop_over_an_always_ready_select_lets_a_sleeper_run() {
+    a_sleeper_wakes_beside(
+        "a 300 ms select loop",
+        Duration::from_millis(200),
+        |start| select_on_a_closed_channel_until(start + Duration::from_millis(300)),
+    );
+}
+
+#[test]
+fn a_block_on_future_looping_over_a_ready_select_lets_a_sleeper_run() {
+    // The current-thread runtime's `block_on` future shares the thread
+    // with the tasks: it has a budget too.
+    let rt = spindle::Builder::new_current_thread().build().unwrap();
+    let woke = rt.block_on(async {
+        let start = Instant::now();
+        let woke = sleeper(start);
+        assert!(select_on_a_closed_channel_until(start + Duration::from_millis(300)).await > 0);
+        woke.await.unwrap()
+    });
+    assert!(
+        woke < Duration::from_millis(200),
+        "the sleeper ran at {woke:?}"
+    );
+}
+
+/// A plain send-and-receive loop over a channel that always has room and
+/// a message: the budget makes it yield to a sleeper.
+#[test]
+fn a_receive_loop_over_a_full_channel_lets_a_sleeper_run() {
+    a_sleeper_wakes_beside(
+        "a 300 ms receive loop",
+        Duration::from_millis(200),
+        |start| ready_channel_loop_until(start + Duration::from_millis(300)),
+    );
+}
+
+/// 300 ms from `start`: how long each busy loop below runs.
+fn busy_until(start: Instant) -> Instant {
+    start + Duration::from_millis(300)
+}
+
+/// Every other kind of operation that is ready at once spends the budget
+/// too: a loop of any of them lets a sleeper run.
+#[test]
+fn loops_over_other_ready_operations_let_a_sleeper_run() {
+    let bound = Duration::from_millis(200);
+    a_sleeper_wakes_beside("a broadcast loop", bound, |start| async move {
+        let (tx, mut rx) = chan::broadcast::<u64>(4);
+        let mut got = 0;
+        while Instant::now() < busy_until(start) {
+            tx.send(1).unwrap();
+            got += rx.recv().await.unwrap();
+        }
+        got
+    });
+    a_sleeper_wakes_beside("an spsc loop", bound, |start| async move {
+        let (mut tx, mut rx) = chan::spsc::<u64>(4);
+        let mut got = 0;
+        while Instant::now() < busy_until(start) {
+            tx.send(1).await.unwrap();
+            got += rx.recv().await.unwrap();
+        }
+        got
+    });
+    a_sleeper_wakes_beside("a oneshot loop", bound, |start| async move {
+        let mut got = 0;
+        while Instant::now() < busy_until(start) {
+            let (tx, rx) = chan::oneshot::<u64>();
+            tx.send(1).unwrap();
+            got += rx.await.unwrap();
+        }
+        got
+    });
+    a_sleeper_wakes_beside("a watch loop", bound, |start| async move {
+        let (tx, mut rx) = spindle::sync::watch::channel(0u64);
+        let mut got = 0;
+        while Instant::now() < busy_until(start) {
+            tx.send(1).unwrap();
+            rx.changed().await.unwrap();
+            got += 1;
+        }
+        got
+    });
+    a_sleeper_wakes_beside("a loop of elapsed sleeps", bound, |start| async move {
+        let mut got = 0;
+        while Instant::now() < busy_until(start) {
+            sleep(Duration::ZERO).await;
+            got += 1;
+        }
+        got
+    });
+}
+
+/// A loop of uncontended locks and acquires, each ready at its first poll:
+/// the budget makes it yield to a sleeper, as a channel loop does.
+#[test]
+fn a_lock_loop_over_an_uncontended_mutex_lets_a_sleeper_run() {
+    a_sleeper_wakes_beside(
+        "a 300 ms lock and acquire loop",
+        Duration::from_millis(200),
+        |start| async move {
+            let mutex = spindle::sync::Mutex::new(0u64);
+            let semaphore = spindle::sync::Semaphore::new(1);
+            while start.elapsed() < Duration::from_millis(300) {
+                *mutex.lock().await += 1;
+                drop(semaphore.acquire().await.unwrap());
+            }
+            mutex.into_inner()
+        },
+    );
+}
+
+/// A loop of waits that are always over at their first poll (a stored
+/// notification, an empty wait group, a barrier of one): the budget makes
+/// it yield to a sleeper, as a lock loop does.
+#[test]
+fn a_loop_of_waits_that_are_always_over_lets_a_sleeper_run() {
+    a_sleeper_wakes_beside(
+        "a 300 ms loop of notify, wait-group and barrier waits",
+        Duration::from_millis(200),
+        |start| async move {
+            let notify = spindle::sync::Notify::new();
+            let group = spindle::sync::WaitGroup::new();
+            let barrier = spindle::sync::Barrier::new(1);
+            let mut rounds = 0u64;
+            while start.elapsed() < Duration::from_millis(300) {
+                notify.notify_one();
+                notify.notified().await;
+                group.wait().await;
+                assert!(barrier.wait().await.is_leader());
+                rounds += 1;
+            }
+            rounds
+        },
+    );
+}
+
+#[test]
+fn a_budget_of_zero_is_refused_at_build_naming_the_setting() {
+    for builder in [
+        spindle::Builder::new_multi_thread(),
+        spindle::Builder::new_current_thread(),
+    ] {
+        let err = builder.coop_budget(0).build().unwrap_err();
+        assert!(matches!(err, spindle::BuildError::InvalidBudget(_)));
+        assert!(err.to_string().contains("coop_budget(0)"), "{err}");
+    }
+}
+
+/// Spends budget on always-ready steps for `busy` in one task; gives its
+/// poll count.
+async fn polls_while_busy(busy: Duration, unconstrained: bool) -> usize {
+    let (task, polls) = counted(async move {
+        let steps = async {
+            let start = Instant::now();
+            while start.elapsed() < busy {
+                coop::consume_budget().await;
+            }
+        };
+        if unconstrained {
+            spindle::task::unconstrained(steps).await
+        } else {
+            steps.await
+        }
+    });
+    spindle::spawn(task).await.unwrap();
+    polls.load(SeqCst)
+}
+
+const BUSY: Duration = Duration::from_millis(20);
+
+#[test]
+fn a_busy_task_yields_once_a_slice_and_the_yields_are_counted() {
+    // At most one poll a slice (a poll yields only once a slice has passed
+    // since it first spent its budget), and many of them in 20 ms.
+    let most = (BUSY.as_micros() / coop::SLICE.as_micros()) as usize + 1;
+    for (flavour, rt) in common::flavours() {
+        let polls = rt.block_on(polls_while_busy(BUSY, false));
+        assert!((20..=most).contains(&polls), "{flavour}: {polls} polls");
+        // A poll whose core was handed off meanwhile (its thread held up
+        // past the monitor's patience, as on a loaded machine) shows as a
+        // hand-off, not a forced yield (`WorkerCtx::run_timed`). A poll is
+        // counted after it returns, and its task may meanwhile have been
+        // stolen and finished elsewhere: the counts are waited for.
+        let counted = || {
+            let metrics = rt.metrics();
+            let forced: u64 = metrics.workers.iter().map(|w| w.forced_yields).sum();
+            (forced, metrics.handoffs)
+        };
+        let enough = |(forced, handoffs): (u64, u64)| (forced + handoffs) as usize >= polls - 1;
+        common::until_blocking(|| enough(counted()));
+        let (forced, handoffs) = counted();
+        assert!(
+            enough((forced, handoffs)),
+            "{flavour}: {forced} forced yields, {handoffs} hand-offs, {polls} polls"
+        );
+    }
+}
+
+#[test]
+fn a_budget_of_one_unit_looks_at_the_clock_every_operation_and_still_yields() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .coop_budget(1)
+        .build()
+        .unwrap();
+    let polls = rt.block_on(polls_while_busy(BUSY, false));
+    assert!(polls >= 20, "{polls} polls");
+}
+
+#[test]
+fn an_unconstrained_section_never_yields_for_the_budget() {
+    for (flavour, rt) in common::flavours() {
+        assert_eq!(rt.block_on(polls_while_busy(BUSY, true)), 1, "{flavour}");
+    }
+}
+
+#[test]
+fn a_budget_as_large_as_the_work_never_yields() {
+    // `coop_budget` takes effect: a budget the busy loop never spends is
+    // never looked at, so the task runs in one poll (and 128 units would
+    // have made it yield many times: the test above).
+    for builder in [
+        spindle::Builder::new_current_thread(),
+        spindle::Builder::new_multi_thread().workers(1),
+    ] {
+        let rt = builder.coop_budget(u32::MAX).build().unwrap();
+        assert_eq!(rt.block_on(polls_while_busy(BUSY, false)), 1);
+    }
+}
+
+/// The total of `rt`'s forced yields.
+fn forced_yields(rt: &spindle::Runtime) -> u64 {
+    rt.metrics().workers.iter().map(|w| w.forced_yields).sum()
+}
+
+#[test]
+fn a_select_drain_loop_with_else_never_stops_early_for_the_budget() {
+    // A seeded runtime's budget counts units, so with one unit each arm's
+    // receive is refused for certain: its first step takes the unit. The
+    // select then yields, and never runs its `else`; and as it holds no
+    // unit of its own while its arms run, the next poll's receive gets the
+    // unit and the drain goes on (a select holding one would leave its arm
+    // none, refused at every poll).
+    const N: u32 = 200;
+    let rt = spindle::Builder::new_deterministic(3)
+        .coop_budget(1)
+        .build()
+        .unwrap();
+    let got = rt.block_on(async move {
+        let (tx, rx) = chan::bounded::<u32>(N as usize);
+        for i in 0..N {
+            tx.try_send(i).unwrap();
+        }
+        let mut drain = std::pin::pin!(async move {
+            let mut got = 0;
+            loop {
+                spindle::select! {
+                    r = async {
+                        coop::consume_budget().await;
+                        rx.recv().await
+                    } => { r.unwrap(); got += 1; },
+                    else => break,
+                }
+            }
+            got
+        });
+        let mut polls = 0;
+        std::future::poll_fn(|cx| {
+            polls += 1;
+            assert!(polls < 10 * N, "the drain stopped moving");
+            drain.as_mut().poll(cx)
+        })
+        .await
+    });
+    assert_eq!(got, N, "the drain stopped early");
+    assert!(
+        forced_yields(&rt) >= u64::from(N),
+        "refused at every message"
+    );
+}
+
+#[test]
+fn join_next_under_a_budget_of_one_unit_still_moves() {
+    // `join_next` holds no unit while its handle's poll spends one (with a
+    // unit of its own held, a budget of one would refuse the handle at
+    // every poll, and the set would never give the output).
+    let rt = spindle::Builder::new_deterministic(3)
+        .coop_budget(1)
+        .build()
+        .unwrap();
+    let got = rt.block_on(async {
+        let mut set = spindle::JoinSet::new();
+        for i in 0..10u64 {
+            set.spawn(async move { i });
+        }
+        let mut join_all = std::pin::pin!(async move {
+            let mut sum = 0;
+            while let Some(r) = set.join_next().await {
+                sum += r.unwrap();
+            }
+            sum
+        });
+        let mut polls = 0;
+        std::future::poll_fn(|cx| {
+            polls += 1;
+            assert!(polls < 1000, "join_next stopped moving");
+            join_all.as_mut().poll(cx)
+        })
+        .await
+    });
+    assert_eq!(got, 45);
+}
+
+#[test]
+fn a_channel_outside_any_runtime_has_no_budget() {
+    // Driven by a plain executor on a thread that ran a runtime before
+    // (whose budget must be gone with it): no yields, however many
+    // operations, however long they take.
+    let rt = spindle::Builder::new_current_thread().build().unwrap();
+    rt.block_on(async {
+        for _ in 0..1000 {
+            coop::consume_budget().await;
+        }
+    });
+    drop(rt);
+    let (tx, rx) = chan::bounded::<u32>(1000);
+    let fut = std::pin::pin!(async move {
+        for i in 0..1000 {
+            tx.send(i).await.unwrap();
+            if i % 100 == 0 {
+                std::thread::sleep(2 * coop::SLICE);
+            }
+        }
+        let mut sum = 0u64;
+        for _ in 0..1000 {
+            sum += u64::from(rx.recv().await.unwrap());
+        }
+        sum
+    });
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    assert_eq!(
+        fut.poll(&mut cx),
+        std::task::Poll::Ready(999 * 1000 / 2),
+        "done in one poll"
+    );
+}
