@@ -11,7 +11,7 @@ mod common;
 use common::{compute, counted};
 use spindle::chan;
 use spindle::task::coop;
-use spindle::time::sleep;
+use spindle::time::{sleep, timeout};
 use std::future::Future;
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::{Duration, Instant};
@@ -329,6 +329,52 @@ fn a_lock_loop_over_an_uncontended_mutex_lets_a_sleeper_run() {
                 drop(semaphore.acquire().await.unwrap());
             }
             mutex.into_inner()
+        },
+    );
+}
+
+/// A timeout around a loop that never ends but yields for the budget: the
+/// loop's refused operation spends the poll's budget, and the deadline is
+/// still seen (a deadline looked at under the spent budget would be
+/// refused too, and the timeout would never fire).
+#[test]
+fn a_timeout_around_an_endless_loop_of_ready_operations_fires() {
+    for (flavour, rt) in budget_flavours() {
+        let took = rt.block_on(async {
+            spindle::spawn(async {
+                let start = Instant::now();
+                // Endless as far as the timeout goes: it ends after 3 s.
+                let endless = ready_channel_loop_until(start + Duration::from_secs(3));
+                let out = timeout(Duration::from_millis(50), endless).await;
+                assert!(out.is_err(), "the loop ran to its end: {out:?}");
+                start.elapsed()
+            })
+            .await
+            .unwrap()
+        });
+        assert!(
+            took < Duration::from_millis(1000),
+            "{flavour}: the timeout fired after {took:?}"
+        );
+    }
+}
+
+/// A loop of timeouts already over, around receives that are never ready
+/// (`timeout` and `recv_timeout` with no time left): each ends at once,
+/// `Elapsed`, as a ready timer, and spends a unit as one does.
+#[test]
+fn a_loop_of_timeouts_already_over_lets_a_sleeper_run() {
+    a_sleeper_wakes_beside(
+        "a 300 ms loop of elapsed timeouts",
+        Duration::from_millis(200),
+        |start| async move {
+            let (_tx, rx) = chan::unbounded::<u64>();
+            let mut elapsed = 0u64;
+            while start.elapsed() < Duration::from_millis(300) {
+                elapsed += u64::from(timeout(Duration::ZERO, rx.recv()).await.is_err());
+                elapsed += u64::from(rx.recv_timeout(Duration::ZERO).await.is_err());
+            }
+            elapsed
         },
     );
 }

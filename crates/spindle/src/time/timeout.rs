@@ -69,13 +69,22 @@ impl<F: Future> Future for Timeout<F> {
         let Some(inner) = future.as_mut().as_pin_mut() else {
             panic!("`Timeout` polled after it completed");
         };
+        let refused_before = crate::task::coop::refused_in_poll();
         if let Poll::Ready(v) = inner.poll(cx) {
             future.set(None);
             return Poll::Ready(Ok(v));
         }
-        // Without a budget: an inner future that spent the task's budget
-        // (and was refused) must not keep its deadline from being seen.
-        match crate::task::coop::unlimited(|| Pin::new(sleep).poll(cx)) {
+        // The deadline is a timer like any other: over, it spends a unit
+        // (so a loop of timeouts already over yields). But an inner future
+        // that spent the budget and was refused just now must not hide its
+        // deadline too: then it is looked at without the budget. (Refused
+        // before, this timeout yields with the rest of the poll.)
+        let expired = if !refused_before && crate::task::coop::refused_in_poll() {
+            crate::task::coop::unlimited(|| Pin::new(sleep).poll(cx))
+        } else {
+            Pin::new(sleep).poll(cx)
+        };
+        match expired {
             Poll::Ready(()) => {
                 future.set(None); // cancel the inner future now
                 Poll::Ready(Err(Elapsed(())))
