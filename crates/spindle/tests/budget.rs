@@ -304,6 +304,16 @@ fn loops_over_other_ready_operations_let_a_sleeper_run() {
         }
         got
     });
+    a_sleeper_wakes_beside("a loop of Sink sends", bound, |start| async move {
+        use futures_util::SinkExt;
+        let (mut tx, rx) = chan::unbounded::<u64>();
+        let mut got = 0;
+        while Instant::now() < busy_until(start) {
+            SinkExt::send(&mut tx, 1).await.unwrap();
+            got += rx.try_recv().unwrap();
+        }
+        got
+    });
     a_sleeper_wakes_beside("a loop of elapsed sleeps", bound, |start| async move {
         let mut got = 0;
         while Instant::now() < busy_until(start) {

@@ -225,16 +225,20 @@ impl<T> fmt::Debug for Sender<T> {
 }
 
 impl<T> Sender<T> {
+    /// Places the item `start_send` holds, if any: a send, which spends a
+    /// unit of the task's budget as `send` does (`task::coop`).
     fn poll_flush_pending(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), SendError<T>>> {
         if self.sink_pending.is_none() && self.sink_key.is_none() {
             return Poll::Ready(Ok(()));
         }
-        let r = self.chan.poll_send(
-            &mut self.sink_pending,
-            &mut self.sink_key,
-            cx,
-            FastPath::NotTried,
-        );
+        let r = crate::task::coop::spend(cx, |cx| {
+            self.chan.poll_send(
+                &mut self.sink_pending,
+                &mut self.sink_key,
+                cx,
+                FastPath::NotTried,
+            )
+        });
         if r.is_ready() {
             self.sink_pending = None;
         }
