@@ -153,6 +153,34 @@ fn a_forked_child_awaited_in_a_select_arm_lets_a_sleeper_run() {
     );
 }
 
+/// An `unconstrained` section opts its own steps out of the budget, not
+/// those of a child it awaits: run inline (a `Fork`; on the current-thread
+/// runtime a plain `spawn`'s await too), the child still yields as it
+/// would as a task of its own.
+#[test]
+fn a_child_awaited_inside_an_unconstrained_section_still_yields() {
+    a_sleeper_wakes_beside(
+        "a 300 ms forked loop awaited in an unconstrained section",
+        Duration::from_millis(200),
+        |start| async move {
+            let end = start + Duration::from_millis(300);
+            coop::unconstrained(async move { spindle::fork(ready_channel_loop_until(end)).await })
+                .await
+                .unwrap()
+        },
+    );
+    a_sleeper_wakes_beside(
+        "a 300 ms spawned loop awaited in an unconstrained section",
+        Duration::from_millis(200),
+        |start| async move {
+            let end = start + Duration::from_millis(300);
+            coop::unconstrained(async move { spindle::spawn(ready_channel_loop_until(end)).await })
+                .await
+                .unwrap()
+        },
+    );
+}
+
 /// A `JoinSet` child that `join_next` runs inline (the current-thread
 /// runtime) spends the parent's budget, as an await's inline run does.
 #[test]

@@ -49,7 +49,8 @@
 //!   three stores a poll.
 //! - Inline runs (`Fork`, the current-thread runtime's awaits) do not
 //!   start a budget: the child's operations spend the parent's, as they
-//!   run inside the parent's poll.
+//!   run inside the parent's poll; but inside an `unconstrained` section
+//!   the child gets a budget of its own (`inline_run`).
 //! - A `select!` (and `JoinSet::join_next`) holds no unit while its arms
 //!   (its handles) spend theirs, and spends one itself only where they
 //!   spent none (`spend_around`); a refused arm makes the select yield,
@@ -97,6 +98,10 @@ struct State {
     /// The budget is of units alone (`Scope::enter_counted`): spent, it
     /// refuses at once, without a look at the clock.
     counted: Cell<bool>,
+    /// Inside an `unlimited` section: the `units` it put aside (0 outside
+    /// one, or where there were none), for the inline runs of other tasks
+    /// inside it (`inline_run`).
+    set_aside: Cell<u32>,
 }
 
 thread_local! {
@@ -109,6 +114,7 @@ thread_local! {
             refilled_at: Cell::new(None),
             forced: Cell::new(false),
             counted: Cell::new(false),
+            set_aside: Cell::new(0),
         }
     };
 }
@@ -125,6 +131,7 @@ pub(crate) struct Scope {
     refilled_at: Option<Instant>,
     forced: bool,
     counted: bool,
+    set_aside: u32,
 }
 
 impl Scope {
@@ -152,6 +159,7 @@ impl Scope {
             refilled_at: s.refilled_at.get(),
             forced: s.forced.replace(false),
             counted: s.counted.replace(counted),
+            set_aside: s.set_aside.replace(0),
         })
     }
 }
@@ -167,6 +175,7 @@ impl Drop for Scope {
             s.refilled_at.set(self.refilled_at);
             s.forced.set(self.forced);
             s.counted.set(self.counted);
+            s.set_aside.set(self.set_aside);
         });
     }
 }
@@ -356,19 +365,49 @@ pub(crate) fn unlimited<R>(f: impl FnOnce() -> R) -> R {
     struct Restore {
         left: u32,
         units: u32,
+        set_aside: u32,
     }
     impl Drop for Restore {
         fn drop(&mut self) {
             let _ = STATE.try_with(|s| {
                 s.left.set(self.left);
                 s.units.set(self.units);
+                s.set_aside.set(self.set_aside);
             });
         }
     }
-    let _restore = STATE.with(|s| Restore {
-        left: s.left.replace(u32::MAX),
-        units: s.units.replace(0),
+    let _restore = STATE.with(|s| {
+        let units = s.units.replace(0);
+        let set_aside = if units == 0 { s.set_aside.get() } else { units };
+        Restore {
+            left: s.left.replace(u32::MAX),
+            units,
+            set_aside: s.set_aside.replace(set_aside),
+        }
     });
+    f()
+}
+
+/// The `units` an `unconstrained` section around this code put aside; 0
+/// outside one (`Scope` clears it, `unlimited` restores it). Not 0: an
+/// inline run of another task here goes through [`inline_run`].
+#[inline(always)]
+pub(crate) fn set_aside() -> u32 {
+    STATE.with(|s| s.set_aside.get())
+}
+
+/// Runs `f`, an inline run of another task (a `JoinHandle` or `Fork`
+/// await running the task it waits for) inside an `unconstrained`
+/// section that put `units` aside ([`set_aside`]): the child gets a
+/// budget of its own, of the scheduler's size, and the section's state
+/// comes back after it. The section opts its own steps out, not those of
+/// the tasks it awaits, which would yield were they not run inline.
+/// (Elsewhere the child spends the poll's budget, running inside that
+/// poll: module docs.)
+#[cold]
+pub(crate) fn inline_run<R>(units: u32, f: impl FnOnce() -> R) -> R {
+    let _scope = Scope::enter_with(units, STATE.with(|s| s.counted.get()));
+    start_poll();
     f()
 }
 
@@ -568,9 +607,12 @@ mod tests {
     fn unconstrained_sections_nest_and_leave_the_budget_as_it_was() {
         let mut cx = Context::from_waker(std::task::Waker::noop());
         let _budget = poll_in_scope(1);
-        let mut outer = std::pin::pin!(unconstrained(unconstrained(std::future::poll_fn(|cx| {
-            Poll::Ready((0..500).all(|_| spend(cx)))
-        }))));
+        let spend_500 = || std::future::poll_fn(|cx| Poll::Ready((0..500).all(|_| spend(cx))));
+        let mut outer = std::pin::pin!(unconstrained(async move {
+            let inner = unconstrained(spend_500()).await;
+            // Still off in the outer section once the inner one is over.
+            inner && spend_500().await
+        }));
         assert_eq!(outer.as_mut().poll(&mut cx), Poll::Ready(true));
         assert!(spend(&mut cx), "the poll's one unit is still there");
         assert!(spend(&mut cx), "refilled: the slice starts");

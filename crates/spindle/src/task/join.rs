@@ -127,8 +127,16 @@ impl<T> JoinHandle<T> {
             // it here and now, saving a suspension of the caller and a trip
             // through the queue. When nobody else holds the task, that run
             // hands the output over and frees the cell.
-            // SAFETY: this is the task's handle, and `out` has its output type.
-            if unsafe { raw.run_inline_if_next(&mut out as *mut _ as *mut (), inline) } {
+            let dst = &mut out as *mut _ as *mut ();
+            let ran = match super::coop::set_aside() {
+                // SAFETY: this is the task's handle, and `out` has its output type.
+                0 => unsafe { raw.run_inline_if_next(dst, inline) },
+                units => super::coop::inline_run(units, || {
+                    // SAFETY: as above.
+                    unsafe { raw.run_inline_if_next(dst, inline) }
+                }),
+            };
+            if ran {
                 self.task.release();
                 progress.made_progress();
                 return out.map_err(|cause| cause.with_id(self.task.id()));
