@@ -73,6 +73,31 @@ where
     }
 }
 
+/// The control for the tests below: where only the budget can let the
+/// sleeper run (not on four workers), an `unconstrained` loop keeps it
+/// waiting until the loop ends.
+#[test]
+fn an_unconstrained_loop_keeps_a_sleeper_waiting_until_it_ends() {
+    let single = budget_flavours()
+        .into_iter()
+        .filter(|(f, _)| *f != "4 workers");
+    for (flavour, rt) in single {
+        let woke = rt.block_on(async {
+            let start = Instant::now();
+            let woke = sleeper(start);
+            let end = start + Duration::from_millis(300);
+            let busy = spindle::spawn(coop::unconstrained(ready_channel_loop_until(end)));
+            let woke = woke.await.unwrap();
+            assert!(busy.await.unwrap() > 0);
+            woke
+        });
+        assert!(
+            woke >= Duration::from_millis(290),
+            "{flavour}: the sleeper ran at {woke:?}, inside the unconstrained loop"
+        );
+    }
+}
+
 /// A loop of spawn-and-await, whose awaits are all ready soon (or at once,
 /// where the child runs inline), lets a sleeper run long before it ends.
 #[test]

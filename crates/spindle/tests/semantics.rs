@@ -55,7 +55,7 @@ fn a_timeout_around_a_spawned_busy_child_fires_on_time() {
             let took = start.elapsed();
             assert!(got.is_err(), "{workers} workers: fired? took {took:?}");
             assert!(
-                took < Duration::from_millis(1000),
+                took < Duration::from_millis(500),
                 "{workers} workers: fired after {took:?}"
             );
         });
@@ -78,7 +78,7 @@ fn a_select_between_a_spawned_busy_child_and_a_sleep_takes_the_sleep() {
                 "{workers} workers: the child's arm won after {took:?}"
             );
             assert!(
-                took < Duration::from_millis(1000),
+                took < Duration::from_millis(500),
                 "{workers} workers: took {took:?}"
             );
             child.await.unwrap();
@@ -96,7 +96,12 @@ fn a_race_between_a_spawned_busy_child_and_a_timer_is_won_by_the_timer() {
             _ = &mut busy => false,
             _ = timer => true,
         };
-        assert!(timer_first, "after {:?}", start.elapsed());
+        let took = start.elapsed();
+        assert!(timer_first, "the busy child won after {took:?}");
+        assert!(
+            took < Duration::from_millis(500),
+            "the timer won after {took:?}"
+        );
         busy.await.unwrap();
     });
 }
@@ -165,14 +170,19 @@ fn join_here_runs_a_spawned_child_inline_when_asked() {
 }
 
 /// Task `n` forks task `n - 1` and awaits it: nested inline runs, `n` deep.
-fn fork_chain(n: u32) -> spindle::Fork<u32> {
-    spindle::fork(async move {
-        if n == 0 {
-            0
-        } else {
-            fork_chain(n - 1).await.unwrap() + 1
-        }
-    })
+/// Every task's polls are counted in `polls`.
+fn fork_chain(n: u32, polls: Arc<AtomicUsize>) -> spindle::Fork<u32> {
+    let counter = polls.clone();
+    spindle::fork(common::counted_into(
+        async move {
+            if n == 0 {
+                0
+            } else {
+                fork_chain(n - 1, polls).await.unwrap() + 1
+            }
+        },
+        &counter,
+    ))
 }
 
 #[test]
@@ -186,20 +196,28 @@ fn forks_nested_beyond_the_stack_budget_fall_back_to_queued_tasks() {
         .thread_stack_size(256 * 1024)
         .build()
         .unwrap();
-    let got = rt.block_on(async { spindle::spawn(async { fork_chain(N).await.unwrap() }).await });
+    let polls = Arc::new(AtomicUsize::new(0));
+    let p = polls.clone();
+    let got =
+        rt.block_on(async { spindle::spawn(async { fork_chain(N, p).await.unwrap() }).await });
     assert_eq!(got.unwrap(), N);
+    assert_fell_back(polls.load(SeqCst), N);
 }
 
 /// Task `n` spawns task `n - 1` and awaits it: on the current-thread
-/// runtime, nested inline runs, `n` deep.
-fn spawn_chain(n: u32) -> spindle::JoinHandle<u32> {
-    spindle::spawn(async move {
-        if n == 0 {
-            0
-        } else {
-            spawn_chain(n - 1).await.unwrap() + 1
-        }
-    })
+/// runtime, nested inline runs, `n` deep. Polls counted as `fork_chain`'s.
+fn spawn_chain(n: u32, polls: Arc<AtomicUsize>) -> spindle::JoinHandle<u32> {
+    let counter = polls.clone();
+    spindle::spawn(common::counted_into(
+        async move {
+            if n == 0 {
+                0
+            } else {
+                spawn_chain(n - 1, polls).await.unwrap() + 1
+            }
+        },
+        &counter,
+    ))
 }
 
 #[test]
@@ -210,14 +228,29 @@ fn awaits_nested_beyond_a_small_threads_stack_fall_back_to_queued_tasks() {
     // by a worker's default budget. (Linux only: elsewhere that thread's
     // stack is not known, and the default applies.)
     const N: u32 = if cfg!(miri) { 50 } else { 20_000 };
+    let polls = Arc::new(AtomicUsize::new(0));
+    let p = polls.clone();
     let got = std::thread::Builder::new()
         .stack_size(256 * 1024)
         .spawn(|| {
             let rt = spindle::Builder::new_current_thread().build().unwrap();
-            rt.block_on(async { spawn_chain(N).await })
+            rt.block_on(async { spawn_chain(N, p).await })
         })
         .unwrap()
         .join()
         .unwrap();
     assert_eq!(got.unwrap(), N);
+    assert_fell_back(polls.load(SeqCst), N);
+}
+
+/// `polls` of a chain of `n + 1` tasks: all inline, one poll a task; each
+/// await that fell back suspended its task once more. (Under miri the
+/// chain is too short to reach the budget.)
+fn assert_fell_back(polls: usize, n: u32) {
+    let tasks = n as usize + 1;
+    assert!(
+        polls > tasks || cfg!(miri),
+        "{polls} polls of {tasks} tasks: no await fell back"
+    );
+    assert!(polls <= 2 * tasks, "{polls} polls of {tasks} tasks");
 }
