@@ -205,11 +205,14 @@ impl Inner {
             ready: self.ready.clone(),
             index,
         }));
-        if task
-            .as_mut()
-            .poll(&mut Context::from_waker(&waker))
-            .is_ready()
-        {
+        let mut poll = || task.as_mut().poll(&mut Context::from_waker(&waker));
+        // A task: a budget of its own for each poll, as a spawned task's
+        // (none on a thread no spindle scheduler runs).
+        let polled = match crate::task::coop::task_units() {
+            0 => poll(),
+            units => crate::task::coop::with_own_budget(units, poll),
+        };
+        if polled.is_ready() {
             self.free.borrow_mut().push(index);
             self.live.set(self.live.get() - 1);
         } else {
@@ -326,12 +329,8 @@ impl<T> LocalJoinHandle<T> {
     pub fn id(&self) -> crate::task::Id {
         crate::task::Id::from_addr(local_id(&self.join))
     }
-}
 
-impl<T> Future for LocalJoinHandle<T> {
-    type Output = Result<T, JoinError>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+    fn poll_join(&self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>> {
         let mut st = self.join.borrow_mut();
         match std::mem::replace(&mut *st, JoinState::Taken) {
             JoinState::Done(out) => Poll::Ready(out.map_err(|cause| cause.with_id(self.id()))),
@@ -346,6 +345,16 @@ impl<T> Future for LocalJoinHandle<T> {
             }
             JoinState::Taken => panic!("LocalJoinHandle polled after it returned"),
         }
+    }
+}
+
+impl<T> Future for LocalJoinHandle<T> {
+    type Output = Result<T, JoinError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // A join spends a unit of the budget when it completes, as a
+        // `JoinHandle`'s does.
+        crate::task::coop::spend(cx, |cx| self.poll_join(cx))
     }
 }
 

@@ -401,10 +401,17 @@ impl Runtime {
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         sched::assert_not_in_runtime("Runtime::block_on");
         match &self.handle.inner {
-            HandleInner::Multi(_) => {
+            HandleInner::Multi(spawner) => {
                 let _enter = self.enter();
                 let _inside = sched::BlockOnGuard::enter();
-                crate::driver::park::block_on_thread(future)
+                // Polled as a task is: with a budget for each poll, so that
+                // a loop of ready operations here yields (to the local
+                // tasks of a `LocalSet::block_on`).
+                let units = spawner.shared().config.coop_budget;
+                let mut future = std::pin::pin!(future);
+                crate::driver::park::block_on_thread(std::future::poll_fn(|cx| {
+                    crate::task::coop::with_own_budget(units, || future.as_mut().poll(cx))
+                }))
             }
             // In a set of its own, so that `spawn_local` works here.
             HandleInner::Current(shared) => {

@@ -50,7 +50,7 @@
 //! - Inline runs (`Fork`, the current-thread runtime's awaits) do not
 //!   start a budget: the child's operations spend the parent's, as they
 //!   run inside the parent's poll; but inside an `unconstrained` section
-//!   the child gets a budget of its own (`inline_run`).
+//!   the child gets a budget of its own (`with_own_budget`).
 //! - A `select!` (and `JoinSet::join_next`) holds no unit while its arms
 //!   (its handles) spend theirs, and spends one itself only where they
 //!   spent none (`spend_around`); a refused arm makes the select yield,
@@ -100,7 +100,7 @@ struct State {
     counted: Cell<bool>,
     /// Inside an `unlimited` section: the `units` it put aside (0 outside
     /// one, or where there were none), for the inline runs of other tasks
-    /// inside it (`inline_run`).
+    /// inside it (`with_own_budget`).
     set_aside: Cell<u32>,
 }
 
@@ -390,22 +390,30 @@ pub(crate) fn unlimited<R>(f: impl FnOnce() -> R) -> R {
 
 /// The `units` an `unconstrained` section around this code put aside; 0
 /// outside one (`Scope` clears it, `unlimited` restores it). Not 0: an
-/// inline run of another task here goes through [`inline_run`].
+/// inline run of another task here gets a budget of its own
+/// ([`with_own_budget`]): the section opts its own steps out, not those
+/// of the tasks it awaits, which would yield were they not run inline.
+/// (Elsewhere an inline child spends the poll's budget, running inside
+/// that poll: module docs.)
 #[inline(always)]
 pub(crate) fn set_aside() -> u32 {
     STATE.with(|s| s.set_aside.get())
 }
 
-/// Runs `f`, an inline run of another task (a `JoinHandle` or `Fork`
-/// await running the task it waits for) inside an `unconstrained`
-/// section that put `units` aside ([`set_aside`]): the child gets a
-/// budget of its own, of the scheduler's size, and the section's state
-/// comes back after it. The section opts its own steps out, not those of
-/// the tasks it awaits, which would yield were they not run inline.
-/// (Elsewhere the child spends the poll's budget, running inside that
-/// poll: module docs.)
-#[cold]
-pub(crate) fn inline_run<R>(units: u32, f: impl FnOnce() -> R) -> R {
+/// The size of the budget a task polled on this thread gets: the
+/// scheduler's, also inside an `unconstrained` section; 0 where there is
+/// none (a thread no spindle scheduler runs).
+pub(crate) fn task_units() -> u32 {
+    STATE.with(|s| match s.units.get() {
+        0 => s.set_aside.get(),
+        units => units,
+    })
+}
+
+/// Runs `f`, a poll of another task made from within this one (an inline
+/// run inside an `unconstrained` section, a `LocalSet` task), under a
+/// budget of its own of `units`; the caller's comes back after it.
+pub(crate) fn with_own_budget<R>(units: u32, f: impl FnOnce() -> R) -> R {
     let _scope = Scope::enter_with(units, STATE.with(|s| s.counted.get()));
     start_poll();
     f()

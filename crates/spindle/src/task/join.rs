@@ -131,7 +131,7 @@ impl<T> JoinHandle<T> {
             let ran = match super::coop::set_aside() {
                 // SAFETY: this is the task's handle, and `out` has its output type.
                 0 => unsafe { raw.run_inline_if_next(dst, inline) },
-                units => super::coop::inline_run(units, || {
+                units => super::coop::with_own_budget(units, || {
                     // SAFETY: as above.
                     unsafe { raw.run_inline_if_next(dst, inline) }
                 }),
