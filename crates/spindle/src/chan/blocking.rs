@@ -176,6 +176,12 @@ thread_local! {
     static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
+/// Runs a blocking wait `f` with this thread's parker and its waker, and
+/// without a budget (`task::coop`): a thread parked on its own wait has no
+/// other task to yield to, and a refusal would only wake it to poll
+/// again, refused again (the future a multi-thread `block_on` polls has a
+/// budget, and may make blocking calls). Under loom the budget is always
+/// unlimited.
 fn with_parker<R>(f: impl FnOnce(&Parker, &Waker) -> R) -> R {
     #[cfg(not(loom))]
     {
@@ -187,7 +193,7 @@ fn with_parker<R>(f: impl FnOnce(&Parker, &Waker) -> R) -> R {
                 d.set(d.get() + 1);
                 d.get()
             });
-            let r = f(p, w);
+            let r = crate::task::coop::unlimited(|| f(p, w));
             DEPTH.with(|d| d.set(d.get() - 1));
             if depth > 1 {
                 // A blocking call nested inside a future polled by an outer
