@@ -326,6 +326,30 @@ fn blocking_lock_inside_block_in_place_waits_for_a_task_to_unlock() {
     assert_eq!(got, 42);
 }
 
+/// The same after the monitor took the core away first (the task blocked
+/// its worker beyond `handoff_after`): `block_in_place` then has nothing
+/// to hand off, and the thread still drives no task.
+#[test]
+fn blocking_lock_inside_block_in_place_after_a_retake_takes_the_lock() {
+    let rt = spindle::Builder::new_multi_thread()
+        .workers(1)
+        .handoff_after(Some(std::time::Duration::from_millis(1)))
+        .build()
+        .unwrap();
+    let m = Arc::new(Mutex::new(41));
+    let got = rt.block_on(async move {
+        spindle::spawn(async move {
+            // Blocked, not running: the monitor hands the core off.
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            spindle::block_in_place(|| *m.blocking_lock() + 1)
+        })
+        .await
+        .unwrap()
+    });
+    assert_eq!(got, 42);
+    assert!(rt.metrics().handoffs >= 1);
+}
+
 /// On a worker whose core was not handed off (the current-thread
 /// runtime's `block_in_place` runs in place), blocking still panics.
 #[test]

@@ -125,7 +125,12 @@ impl WorkerCtx {
         // A thread that lost its core already (a retake, an earlier
         // `block_in_place` in this poll) has nothing to hand off: no new
         // thread for it. The core can only leave, not come back, meanwhile.
-        if self.lent.is_lent() && Shared::hand_off(self.refs.owner(), self.index, &self.lent) {
+        if self.lent.is_lent() {
+            Shared::hand_off(self.refs.owner(), self.index, &self.lent);
+        }
+        // Gone one way or the other (here, or retaken by the monitor before
+        // or during the hand-off): this thread drives no task any more.
+        if !self.lent.is_lent() {
             self.gave_core_away.set(true);
         }
     }

@@ -57,8 +57,9 @@ pub(crate) struct WorkerCtx {
     /// A driver turn is waking tasks (`dispatch`): they go to the ring's
     /// back in the order they were woken (`schedule_local`).
     pub(super) dispatching: std::cell::Cell<bool>,
-    /// This thread gave its core to a new thread (`block_in_place`): it
-    /// only finishes its poll, driving no other task, and then exits.
+    /// This thread's core left it during a `block_in_place` (handed to a
+    /// new thread there, or retaken by the monitor before): it only
+    /// finishes its poll, driving no other task, and then exits.
     pub(super) gave_core_away: std::cell::Cell<bool>,
     /// This thread's job deque, for `join` (`jobs.rs`).
     #[cfg(not(loom))]
