@@ -1,6 +1,8 @@
 //! `LocalSet` and `spawn_local`: `!Send` tasks on the thread that polls
 //! their set, woken from any thread; panics, cancellation and misuse.
 
+mod common;
+
 use spindle::{spawn_local, LocalSet};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -170,30 +172,21 @@ fn local_tasks_spawn_local_tasks() {
     assert_eq!(depth, 50);
 }
 
-/// Sends and receives on a channel with room until `end`: every operation
-/// is ready at once.
-async fn ready_loop_until(end: Instant) -> u64 {
-    let (tx, rx) = spindle::chan::unbounded::<u64>();
-    let mut got = 0;
-    while Instant::now() < end {
-        tx.send(1).await.unwrap();
-        got += rx.recv().await.unwrap();
-    }
-    got
-}
-
 /// Local tasks are tasks: each poll has a budget of its own, so one that
 /// loops over ready operations yields to the set's other tasks, on both
 /// flavours (on the multi-thread one the set runs on `block_on`'s thread,
 /// which no worker's budget covers).
 #[test]
+#[cfg_attr(miri, ignore = "a scheduling-policy check, not a memory one")]
 fn a_busy_local_task_yields_to_the_other_local_tasks() {
     let current = spindle::Builder::new_current_thread().build().unwrap();
     for (flavour, rt) in [("multi_thread", multi()), ("current_thread", current)] {
         let local = LocalSet::new();
         let ran_at = local.block_on(&rt, async {
             let start = Instant::now();
-            let busy = spawn_local(ready_loop_until(start + Duration::from_millis(300)));
+            let busy = spawn_local(common::ready_channel_loop_until(
+                start + Duration::from_millis(300),
+            ));
             let other = spawn_local(async move { start.elapsed() });
             let ran_at = other.await.unwrap();
             assert!(busy.await.unwrap() > 0);
@@ -209,6 +202,7 @@ fn a_busy_local_task_yields_to_the_other_local_tasks() {
 /// The future `block_on` polls is one too: a loop of ready operations
 /// there yields to the set's tasks.
 #[test]
+#[cfg_attr(miri, ignore = "a scheduling-policy check, not a memory one")]
 fn a_busy_block_on_future_yields_to_the_local_tasks() {
     let current = spindle::Builder::new_current_thread().build().unwrap();
     for (flavour, rt) in [("multi_thread", multi()), ("current_thread", current)] {
@@ -216,7 +210,7 @@ fn a_busy_block_on_future_yields_to_the_local_tasks() {
         let ran_at = local.block_on(&rt, async {
             let start = Instant::now();
             let other = spawn_local(async move { start.elapsed() });
-            assert!(ready_loop_until(start + Duration::from_millis(300)).await > 0);
+            assert!(common::ready_channel_loop_until(start + Duration::from_millis(300)).await > 0);
             other.await.unwrap()
         });
         assert!(

@@ -330,6 +330,7 @@ fn blocking_lock_inside_block_in_place_waits_for_a_task_to_unlock() {
 /// its worker beyond `handoff_after`): `block_in_place` then has nothing
 /// to hand off, and the thread still drives no task.
 #[test]
+#[cfg_attr(miri, ignore = "waits on the monitor's timing, not a memory check")]
 fn blocking_lock_inside_block_in_place_after_a_retake_takes_the_lock() {
     let rt = spindle::Builder::new_multi_thread()
         .workers(1)

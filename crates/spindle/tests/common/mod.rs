@@ -174,6 +174,19 @@ pub fn compute(d: std::time::Duration) -> u64 {
     n
 }
 
+/// A send-and-receive loop over a channel that always has room and a
+/// message, until `end`: each operation is ready at once. Gives the sum
+/// received.
+pub async fn ready_channel_loop_until(end: std::time::Instant) -> u64 {
+    let (tx, rx) = spindle::chan::unbounded::<u64>();
+    let mut got = 0u64;
+    while std::time::Instant::now() < end {
+        tx.send(1).await.unwrap();
+        got += rx.recv().await.unwrap();
+    }
+    got
+}
+
 /// Scales a loop size down under miri and in debug builds.
 pub fn scaled(n: usize) -> usize {
     if cfg!(miri) {
