@@ -205,13 +205,11 @@ impl Inner {
             ready: self.ready.clone(),
             index,
         }));
-        let mut poll = || task.as_mut().poll(&mut Context::from_waker(&waker));
         // A task: a budget of its own for each poll, as a spawned task's
         // (none on a thread no spindle scheduler runs).
-        let polled = match crate::task::coop::task_units() {
-            0 => poll(),
-            units => crate::task::coop::with_own_budget(units, poll),
-        };
+        let polled = crate::task::coop::with_own_budget(crate::task::coop::task_units(), || {
+            task.as_mut().poll(&mut Context::from_waker(&waker))
+        });
         if polled.is_ready() {
             self.free.borrow_mut().push(index);
             self.live.set(self.live.get() - 1);

@@ -128,6 +128,8 @@ impl<T> JoinHandle<T> {
             // through the queue. When nobody else holds the task, that run
             // hands the output over and frees the cell.
             let dst = &mut out as *mut _ as *mut ();
+            // The common case (no `unconstrained` section) checked here,
+            // keeping the closure and the call out of every fork.
             let ran = match super::coop::set_aside() {
                 // SAFETY: this is the task's handle, and `out` has its output type.
                 0 => unsafe { raw.run_inline_if_next(dst, inline) },

@@ -45,8 +45,11 @@
 //! - A scheduler sets its threads' budget size for as long as it runs there
 //!   (`Scope`) and starts each poll's budget (`start_poll`); the scope's
 //!   drop restores what the thread had before (unlimited, or an enclosing
-//!   scheduler's), so polls never nest on one thread and the budget is
-//!   three stores a poll.
+//!   scheduler's), so a scheduler's own polls never nest on one thread
+//!   and the budget is three stores a poll. A poll of another task made
+//!   from within a poll (a `LocalSet` task; an inline run inside an
+//!   `unconstrained` section) nests a `Scope` around it
+//!   (`with_own_budget`), which puts the outer poll's budget back after.
 //! - Inline runs (`Fork`, the current-thread runtime's awaits) do not
 //!   start a budget: the child's operations spend the parent's, as they
 //!   run inside the parent's poll; but inside an `unconstrained` section
@@ -180,8 +183,9 @@ impl Drop for Scope {
     }
 }
 
-/// Starts the budget of the poll about to run (three stores: no nesting
-/// to save for, as a scheduler thread polls one task at a time).
+/// Starts the budget of the poll about to run (three stores: nothing to
+/// save, as a scheduler polls one task at a time; a nested poll saves the
+/// outer one's in a `Scope`, `with_own_budget`).
 #[inline]
 pub(crate) fn start_poll() {
     STATE.with(|s| {
@@ -412,8 +416,12 @@ pub(crate) fn task_units() -> u32 {
 
 /// Runs `f`, a poll of another task made from within this one (an inline
 /// run inside an `unconstrained` section, a `LocalSet` task), under a
-/// budget of its own of `units`; the caller's comes back after it.
+/// budget of its own of `units`; the caller's comes back after it. With
+/// `units` 0 (no budget here), `f` simply runs.
 pub(crate) fn with_own_budget<R>(units: u32, f: impl FnOnce() -> R) -> R {
+    if units == 0 {
+        return f();
+    }
     let _scope = Scope::enter_with(units, STATE.with(|s| s.counted.get()));
     start_poll();
     f()
@@ -463,187 +471,4 @@ pub(crate) fn spend_around<T>(
 }
 
 #[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    use std::sync::Arc;
-    use std::task::Wake;
-
-    struct Count(AtomicUsize);
-    impl Wake for Count {
-        fn wake(self: Arc<Self>) {
-            self.0.fetch_add(1, SeqCst);
-        }
-    }
-
-    fn spend(cx: &mut Context<'_>) -> bool {
-        match poll_proceed(cx) {
-            Poll::Ready(p) => {
-                p.made_progress();
-                true
-            }
-            Poll::Pending => false,
-        }
-    }
-
-    /// Operations that proceed before the first refusal (at most 1000).
-    fn spends_until_refused(cx: &mut Context<'_>) -> usize {
-        (0..1000).take_while(|_| spend(cx)).count()
-    }
-
-    /// A scheduler's scope of `units`, and a poll started in it.
-    fn poll_in_scope(units: u32) -> Scope {
-        let scope = Scope::enter(units);
-        start_poll();
-        scope
-    }
-
-    fn let_the_slice_pass() {
-        std::thread::sleep(SLICE * 2);
-    }
-
-    #[test]
-    fn a_spent_budget_refuses_after_its_slice_wakes_and_reports_a_forced_yield() {
-        let woken = Arc::new(Count(AtomicUsize::new(0)));
-        let waker = std::task::Waker::from(woken.clone());
-        let mut cx = Context::from_waker(&waker);
-        let scope = poll_in_scope(3);
-        assert!((0..3).all(|_| spend(&mut cx)));
-        assert!(spend(&mut cx), "a first spent budget is refilled");
-        assert!(!poll_forced_yield());
-        let_the_slice_pass();
-        assert_eq!(spends_until_refused(&mut cx), 2, "the refill's last units");
-        assert_eq!(woken.0.load(SeqCst), 1, "and the task woken to run again");
-        assert!(poll_forced_yield());
-        assert!(!spend(&mut cx), "refused from then on");
-        drop(scope);
-        assert_eq!(
-            spends_until_refused(&mut cx),
-            1000,
-            "unlimited outside a poll"
-        );
-    }
-
-    #[test]
-    fn refills_double_while_the_slice_has_room_and_halve_when_it_runs_short() {
-        let units = 128;
-        let max = units * MAX_REFILL;
-        let next = |rest, took, last| next_refill(rest, took, last, units);
-        assert_eq!(next(SLICE, SLICE / 10, units), Some(2 * units));
-        assert_eq!(
-            next(SLICE, SLICE / 10, max),
-            Some(max),
-            "at most MAX_REFILL"
-        );
-        assert_eq!(
-            next(SLICE / 2, SLICE / 2, 512),
-            Some(512),
-            "as long as the rest"
-        );
-        assert_eq!(next(SLICE / 4, SLICE / 2, 512), Some(256));
-        assert_eq!(
-            next(SLICE / 4, SLICE / 2, units),
-            Some(units),
-            "never below"
-        );
-        assert_eq!(next(Duration::ZERO, SLICE / 10, 512), None, "slice over");
-    }
-
-    /// A poll of fast operations gets refills past its budget's size. In
-    /// any of five polls (a preempted one may see its slice run out
-    /// first).
-    #[test]
-    #[cfg_attr(miri, ignore = "times operations against the real clock")]
-    fn a_poll_of_fast_operations_gets_growing_refills() {
-        let mut cx = Context::from_waker(std::task::Waker::noop());
-        let units = 4;
-        let _scope = Scope::enter(units);
-        let grew = (0..5).any(|_| {
-            start_poll();
-            (0..1000)
-                .take_while(|_| spend(&mut cx))
-                .any(|_| STATE.with(|s| s.refill.get()) > units)
-        });
-        assert!(grew, "every refill stayed at the budget's size");
-    }
-
-    #[test]
-    fn a_unit_comes_back_when_the_operation_did_not_complete() {
-        let mut cx = Context::from_waker(std::task::Waker::noop());
-        let _budget = poll_in_scope(5);
-        for _ in 0..10 {
-            let p = poll_proceed(&mut cx);
-            assert!(p.is_ready());
-            drop(p); // Pending for its own reasons: refunded
-        }
-        assert!((0..5).all(|_| spend(&mut cx)), "all five units are left");
-        assert!(spend(&mut cx), "refilled: the slice starts");
-        let_the_slice_pass();
-        assert_eq!(spends_until_refused(&mut cx), 4);
-    }
-
-    #[test]
-    fn a_unit_taken_before_a_refusal_is_not_given_back() {
-        // An operation waiting on a child run inline, whose own operation
-        // was refused: the budget stays spent for the rest of the poll.
-        let mut cx = Context::from_waker(std::task::Waker::noop());
-        let _budget = poll_in_scope(1);
-        let pending = poll_proceed(&mut cx);
-        assert!(pending.is_ready());
-        assert!(spend(&mut cx), "refilled: the slice starts");
-        let_the_slice_pass();
-        assert!(!spend(&mut cx), "refused");
-        drop(pending);
-        assert!(!spend(&mut cx), "still refused");
-    }
-
-    #[test]
-    fn a_counted_budget_refuses_when_its_units_are_spent_without_a_clock() {
-        let woken = Arc::new(Count(AtomicUsize::new(0)));
-        let waker = std::task::Waker::from(woken.clone());
-        let mut cx = Context::from_waker(&waker);
-        let _scope = Scope::enter_counted(3);
-        start_poll();
-        assert_eq!(spends_until_refused(&mut cx), 3, "no refill");
-        assert_eq!(woken.0.load(SeqCst), 1);
-        assert!(poll_forced_yield());
-        start_poll();
-        assert_eq!(spends_until_refused(&mut cx), 3, "a new poll, a new budget");
-    }
-
-    #[test]
-    fn unconstrained_sections_nest_and_leave_the_budget_as_it_was() {
-        let mut cx = Context::from_waker(std::task::Waker::noop());
-        let _budget = poll_in_scope(1);
-        let spend_500 = || std::future::poll_fn(|cx| Poll::Ready((0..500).all(|_| spend(cx))));
-        let mut outer = std::pin::pin!(unconstrained(async move {
-            let inner = unconstrained(spend_500()).await;
-            // Still off in the outer section once the inner one is over.
-            inner && spend_500().await
-        }));
-        assert_eq!(outer.as_mut().poll(&mut cx), Poll::Ready(true));
-        assert!(spend(&mut cx), "the poll's one unit is still there");
-        assert!(spend(&mut cx), "refilled: the slice starts");
-        let_the_slice_pass();
-        assert!(!spend(&mut cx));
-    }
-
-    #[test]
-    fn a_nested_scope_restores_the_outer_one() {
-        let mut cx = Context::from_waker(std::task::Waker::noop());
-        let _outer = poll_in_scope(2);
-        assert!(spend(&mut cx));
-        {
-            let _inner = poll_in_scope(1);
-            assert!(spend(&mut cx) && spend(&mut cx));
-            let_the_slice_pass();
-            assert!(!spend(&mut cx));
-            assert!(poll_forced_yield());
-        }
-        assert!(!poll_forced_yield());
-        assert!(spend(&mut cx), "the outer poll's last unit");
-        assert!(spend(&mut cx), "refilled: its own slice starts only now");
-        let_the_slice_pass();
-        assert_eq!(spends_until_refused(&mut cx), 1);
-    }
-}
+mod tests;
