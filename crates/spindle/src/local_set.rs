@@ -10,6 +10,10 @@
 //! `block_on` runs its future inside a set of its own, so `spawn_local`
 //! works there without one.
 //!
+//! Each local task's poll has a budget of its own (`task::coop`), as a
+//! spawned task's: the set's thread runs up to `RUN_BATCH` of them per
+//! poll of `run_until`, each up to a budget's slice.
+//!
 //! Invariants:
 //! - A task is polled only by the thread that owns the set, inside
 //!   `run_until` (the set is `!Send`; the ready queue is the only shared

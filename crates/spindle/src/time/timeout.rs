@@ -12,6 +12,12 @@ use std::time::Duration;
 /// `Err(Elapsed)` otherwise, the inner future then being dropped. The inner
 /// future is polled first, so one that is ready at once wins even with a
 /// zero duration.
+///
+/// The deadline is a timer: over, it spends a unit of the task's budget
+/// (`task::coop`), and is seen even when the inner future was refused by
+/// the budget in the same poll. Polled once the budget was already refused
+/// in this poll (by a sibling in the same `join!`, say), the timeout
+/// yields with the task and fires at a later poll, as Tokio's does.
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     Timeout {
         future: Some(future),
