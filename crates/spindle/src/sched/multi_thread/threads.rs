@@ -128,16 +128,12 @@ impl WorkerCtx {
         if self.lent.is_lent() {
             Shared::hand_off(self.refs.owner(), self.index, &self.lent);
         }
-        // Gone one way or the other (here, or retaken by the monitor before
-        // or during the hand-off): this thread drives no task any more.
-        if !self.lent.is_lent() {
-            self.gave_core_away.set(true);
-        }
     }
 
-    /// Whether this thread drives the runtime's tasks: `false` once it gave
-    /// its core away (`block_in_place`), where blocking stalls only itself.
+    /// Whether this thread drives the runtime's tasks: `false` once its
+    /// core was taken away in a poll (`block_in_place`'s hand-off, or the
+    /// monitor's retake), where blocking stalls only itself.
     pub(crate) fn drives_tasks(&self) -> bool {
-        !self.gave_core_away.get()
+        !self.lending.get() || self.lent.is_lent()
     }
 }

@@ -57,10 +57,11 @@ pub(crate) struct WorkerCtx {
     /// A driver turn is waking tasks (`dispatch`): they go to the ring's
     /// back in the order they were woken (`schedule_local`).
     pub(super) dispatching: std::cell::Cell<bool>,
-    /// This thread's core left it during a `block_in_place` (handed to a
-    /// new thread there, or retaken by the monitor before): it only
-    /// finishes its poll, driving no other task, and then exits.
-    pub(super) gave_core_away: std::cell::Cell<bool>,
+    /// `run_task` lent the core out for its polls: while this is set, a
+    /// core not in the slot was taken away (`block_in_place`'s hand-off, the
+    /// monitor's retake), and the thread only finishes its poll. (Outside
+    /// `run_task` the thread holds its core itself: a stolen `join` job.)
+    pub(super) lending: std::cell::Cell<bool>,
     /// This thread's job deque, for `join` (`jobs.rs`).
     #[cfg(not(loom))]
     pub(super) jobs: crate::join::JobDeque,
@@ -135,7 +136,7 @@ impl WorkerCtx {
             index,
             inline: InlineRuns::new(stack_size),
             dispatching: std::cell::Cell::new(false),
-            gave_core_away: std::cell::Cell::new(false),
+            lending: std::cell::Cell::new(false),
             lent: Arc::new(CoreSlot::new()),
         }
     }
@@ -273,6 +274,7 @@ impl WorkerCtx {
         core.lifo_polls = 0;
         bump(&self.counters().polls, 1);
         self.lent.lend(core);
+        self.lending.set(true);
         self.run_timed(task);
         loop {
             // Both count their poll inside their borrow.
@@ -280,6 +282,7 @@ impl WorkerCtx {
                 self.run_timed(task);
             }
             let Some(task) = self.next_queued()? else {
+                self.lending.set(false);
                 return self.lent.take();
             };
             self.run_timed(task);
