@@ -188,21 +188,30 @@ fn with_parker<R>(f: impl FnOnce(&Parker, &Waker) -> R) -> R {
         // A thread reuses one parker for all its blocking calls: no
         // allocation per call. A stale wake left over from an earlier call
         // only causes one spurious poll.
+        /// Leaves a blocking call's nesting level, also when it unwinds.
+        struct Leave<'a> {
+            waker: &'a Waker,
+            depth: usize,
+        }
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                DEPTH.with(|d| d.set(d.get() - 1));
+                if self.depth > 1 {
+                    // A blocking call nested inside a future polled by an
+                    // outer one shares the parker and may have consumed a
+                    // wake meant for the outer call: leave the flag set
+                    // (one spurious poll instead of a lost wake-up).
+                    self.waker.wake_by_ref();
+                }
+            }
+        }
         PARKER.with(|(p, w)| {
             let depth = DEPTH.with(|d| {
                 d.set(d.get() + 1);
                 d.get()
             });
-            let r = crate::task::coop::unlimited(|| f(p, w));
-            DEPTH.with(|d| d.set(d.get() - 1));
-            if depth > 1 {
-                // A blocking call nested inside a future polled by an outer
-                // one shares the parker and may have consumed a wake meant
-                // for the outer call: leave the flag set (one spurious poll
-                // instead of a lost wake-up).
-                w.wake_by_ref();
-            }
-            r
+            let _leave = Leave { waker: w, depth };
+            crate::task::coop::unlimited(|| f(p, w))
         })
     }
     #[cfg(loom)]
