@@ -143,12 +143,12 @@ impl<T: ?Sized> Mutex<T> {
     /// Waits for the lock from a plain thread, blocking it.
     ///
     /// # Panics
-    /// On a runtime's worker thread (or inside `block_on`), where blocking
-    /// would stall the tasks the thread runs: await [`lock`](Mutex::lock)
-    /// there, or, on a multi-thread worker, wrap the call in
-    /// `spindle::block_in_place` (which gives the worker's tasks to a new
-    /// thread first; on the current-thread runtime it runs in place, and
-    /// the call still panics).
+    /// On a runtime's worker thread (or inside a current-thread
+    /// `block_on`), where blocking would stall the tasks the thread runs:
+    /// await [`lock`](Mutex::lock) there, or, on a multi-thread worker,
+    /// wrap the call in `spindle::block_in_place` (which gives the
+    /// worker's tasks to a new thread first; on the current-thread runtime
+    /// it runs in place, and the call still panics).
     pub fn blocking_lock(&self) -> MutexGuard<'_, T> {
         assert!(
             !crate::sched::on_scheduler_thread(),

@@ -119,8 +119,8 @@ impl<T: ?Sized> RwLock<T> {
     /// [`read`](RwLock::read) from a plain thread, blocking it.
     ///
     /// # Panics
-    /// On a runtime's worker thread (or inside `block_on`), as
-    /// [`Mutex::blocking_lock`](super::Mutex::blocking_lock).
+    /// On a runtime's worker thread (or inside a current-thread
+    /// `block_on`), as [`Mutex::blocking_lock`](super::Mutex::blocking_lock).
     pub fn blocking_read(&self) -> RwLockReadGuard<'_, T> {
         assert_off_runtime("RwLock::blocking_read", "read");
         crate::chan::blocking::block_on(std::pin::pin!(self.read()))
@@ -129,8 +129,8 @@ impl<T: ?Sized> RwLock<T> {
     /// [`write`](RwLock::write) from a plain thread, blocking it.
     ///
     /// # Panics
-    /// On a runtime's worker thread (or inside `block_on`), as
-    /// [`Mutex::blocking_lock`](super::Mutex::blocking_lock).
+    /// On a runtime's worker thread (or inside a current-thread
+    /// `block_on`), as [`Mutex::blocking_lock`](super::Mutex::blocking_lock).
     pub fn blocking_write(&self) -> RwLockWriteGuard<'_, T> {
         assert_off_runtime("RwLock::blocking_write", "write");
         crate::chan::blocking::block_on(std::pin::pin!(self.write()))

@@ -17,7 +17,9 @@ use std::time::Duration;
 /// (`task::coop`), and is seen even when the inner future was refused by
 /// the budget in the same poll. Polled once the budget was already refused
 /// in this poll (by a sibling in the same `join!`, say), the timeout
-/// yields with the task and fires at a later poll, as Tokio's does.
+/// yields with the task without a look at its deadline, as Tokio's does:
+/// it fires at a later poll that reaches it first, so behind a sibling
+/// that spends every poll's budget before it, not until that sibling ends.
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     Timeout {
         future: Some(future),
