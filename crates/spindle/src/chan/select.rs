@@ -22,7 +22,7 @@
 //! waker of its latest poll) and wakes nothing meanwhile.
 //!
 //! # Cooperative budget
-//! Once the task's budget (`task/coop.rs`) is spent, a `select!` yields
+//! Once the task's budget (`task/coop/`) is spent, a `select!` yields
 //! before it looks at its arms, `else` or not. The arms spend it as they
 //! would anywhere (an arm may be a whole loop, or a child run inline); a
 //! select that completes with an arm that spent nothing spends a unit

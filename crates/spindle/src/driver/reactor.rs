@@ -367,7 +367,7 @@ impl Source {
 
     /// `Ready(tick)` while `dir` is ready; otherwise stores the waker.
     /// A readiness that completes spends a unit of the task's cooperative
-    /// budget (`task/coop.rs`).
+    /// budget (`task/coop/`).
     pub(crate) fn poll_ready(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<u64> {
         crate::task::coop::spend(cx, |cx| self.poll_ready_unbudgeted(dir, cx))
     }

@@ -50,7 +50,7 @@ pub(crate) struct Shared {
     core: Mutex<Option<Box<Core>>>,
     core_free: Condvar,
     counters: WorkerCounters,
-    /// Units of cooperative budget per poll (`task/coop.rs`).
+    /// Units of cooperative budget per poll (`task/coop/`).
     coop_budget: u32,
     remote_schedules: AtomicU64,
     /// How many `SchedRef`s of this state are out (`sched_ref.rs`).

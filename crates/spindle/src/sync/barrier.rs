@@ -83,7 +83,7 @@ impl Barrier {
         let (joined, mut round_over) = match self.arrive() {
             Arrival::Leader => {
                 // The leader's wait ends at once: it spends a unit of the
-                // budget, as every wait (`task/coop.rs`), once the round
+                // budget, as every wait (`task/coop/`), once the round
                 // is over for the others.
                 crate::task::coop::consume_budget().await;
                 return BarrierWaitResult(true);

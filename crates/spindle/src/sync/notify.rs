@@ -188,7 +188,7 @@ impl Future for Notified<'_> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         // A wait that completes spends a unit of the task's budget, as a
         // lock or a receive does: a loop over notifications that are
-        // always there still yields (`task/coop.rs`). A refused poll
+        // always there still yields (`task/coop/`). A refused poll
         // changes nothing: a picked waiter stays picked for the next one.
         crate::task::coop::spend(cx, |cx| match self.step {
             Step::Init => self.start(cx),

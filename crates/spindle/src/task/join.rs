@@ -10,7 +10,7 @@
 //! poll that returns `Ready` also lets go of the handle's reference (the
 //! output is taken; nothing else is left to read), so dropping a joined
 //! handle costs nothing. Each completed await spends a unit of the task's
-//! cooperative budget (`coop.rs`).
+//! cooperative budget (`coop/`).
 //!
 //! **Dropping a `JoinHandle` detaches the task** (as in Tokio and
 //! `std::thread`): it runs on to completion and its output is dropped. Use

@@ -35,7 +35,7 @@ pub use crate::task_builder::Builder;
 /// (`task_local.rs`).
 pub use crate::task_local::{AccessError, LocalKey, TaskLocalFuture};
 /// Where Tokio has them (`tokio::task::unconstrained`,
-/// `tokio::task::consume_budget`); the budget itself is `coop.rs`.
+/// `tokio::task::consume_budget`); the budget itself is `coop/`.
 pub use coop::{consume_budget, unconstrained, Unconstrained};
 pub(crate) use error::panic_message;
 pub use error::JoinError;

@@ -9,7 +9,7 @@
 //! (earlier, as soon as some worker is idle); a poll that lasts across two
 //! of the monitor's looks has all of them taken by an idle worker
 //! (`steal_hidden`, `sched/hidden_watch.rs`). Every
-//! poll runs with a cooperative budget (`task/coop.rs`). A worker looks
+//! poll runs with a cooperative budget (`task/coop/`). A worker looks
 //! for work in this order:
 //!
 //! 1. every `GLOBAL_POLL_INTERVAL` ticks, the injector first (fairness: tasks

@@ -84,7 +84,7 @@ pub(crate) struct Config {
     /// Register every task at spawn with where it was spawned (for the
     /// stall report and the dump).
     pub(crate) track_spawns: bool,
-    /// Units of cooperative budget per poll (`task/coop.rs`).
+    /// Units of cooperative budget per poll (`task/coop/`).
     pub(crate) coop_budget: u32,
 }
 

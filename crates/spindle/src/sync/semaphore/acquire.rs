@@ -123,7 +123,7 @@ impl Future for Acquire<'_> {
 
     /// Spends a unit of the task's budget when it completes, as a channel
     /// operation does, so that a loop of acquires that are always ready
-    /// still yields (`task/coop.rs`).
+    /// still yields (`task/coop/`).
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         crate::task::coop::spend(cx, |cx| self.poll_unbudgeted(cx))
     }
