@@ -11,8 +11,10 @@
 //! works there without one.
 //!
 //! Each local task's poll has a budget of its own (`task::coop`), as a
-//! spawned task's: the set's thread runs up to `RUN_BATCH` of them per
-//! poll of `run_until`, each up to a budget's slice.
+//! spawned task's, and is bounded as one is. The set's thread runs up to
+//! `RUN_BATCH` of them per poll of `run_until`, so on the current-thread
+//! runtime that poll (and the spawned tasks and timers behind it) can last
+//! as long as that many busy tasks' polls.
 //!
 //! Invariants:
 //! - A task is polled only by the thread that owns the set, inside

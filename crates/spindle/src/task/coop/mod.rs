@@ -102,8 +102,8 @@ struct State {
     /// refuses at once, without a look at the clock.
     counted: Cell<bool>,
     /// Inside an `unlimited` section: the `units` it put aside (0 outside
-    /// one, or where there were none), for the inline runs of other tasks
-    /// inside it (`with_own_budget`).
+    /// one, or where there were none), for the polls of other tasks made
+    /// inside it (`task_units`, `with_own_budget`).
     set_aside: Cell<u32>,
 }
 
