@@ -21,6 +21,10 @@ fn main() {
 /// The consumer of select_k: a `Selector` over the receivers still open,
 /// built afresh for each wait as flume's selectors are; a receiver is
 /// dropped from the set once its producer has hung up and it is drained.
+/// flume's selection checks for a message and then for the hang-up, so a
+/// producer that sends its last messages and hangs up between the two is
+/// reported gone with them still queued: they are taken before the
+/// receiver leaves the set.
 fn select_tally(receivers: Vec<Receiver<u64>>) -> SelectTally {
     let mut tally = SelectTally::new(receivers.len());
     let mut open: Vec<(usize, Receiver<u64>)> = receivers.into_iter().enumerate().collect();
@@ -35,7 +39,10 @@ fn select_tally(receivers: Vec<Receiver<u64>>) -> SelectTally {
         match got {
             Ok((arm, v)) => tally.record(arm, v),
             Err(at) => {
-                open.swap_remove(at);
+                let (arm, r) = open.swap_remove(at);
+                for v in r.drain() {
+                    tally.record(arm, v);
+                }
             }
         }
     }
