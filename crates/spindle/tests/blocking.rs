@@ -5,6 +5,7 @@
 //! blocks its worker; they ask for a generous fraction of the beats due
 //! (a loaded machine delays threads), never a tight time bound.
 
+mod chan_common;
 mod common;
 
 use spindle::time::{self, Duration, Instant};
@@ -297,16 +298,16 @@ fn within<R: Send + 'static>(what: &str, scenario: impl FnOnce() -> R + Send + '
 /// refused wait would wake itself and poll again, refused again, for ever.
 /// `recv_blocking` waits without a budget, in the future a multi-thread
 /// `block_on` polls (which has one) and inside `block_in_place`; another
-/// executor's poll loop (`park_on`) inside `block_in_place`, whose closure
-/// runs without one. (That loop in a budgeted poll itself sees the poll's
-/// budget, as under Tokio's: `block_in_place` or `unconstrained` is the
-/// way to run one there.)
+/// executor's poll loop (`chan_common::block_on`) inside `block_in_place`,
+/// whose closure runs without one. (That loop in a budgeted poll itself
+/// sees the poll's budget, as under Tokio's: `block_in_place` or
+/// `unconstrained` is the way to run one there.)
 #[test]
 fn blocking_waits_are_not_refused_by_a_budget() {
     const N: u64 = 100_000;
     type Wait = fn(&spindle::chan::Receiver<u64>) -> u64;
     let recv_blocking: Wait = |rx| rx.recv_blocking().unwrap();
-    let poll_loop: Wait = |rx| park_on(std::pin::pin!(rx.recv())).unwrap();
+    let poll_loop: Wait = |rx| chan_common::block_on(rx.recv()).unwrap();
     let cases = [
         ("recv_blocking in block_on", recv_blocking, false),
         ("recv_blocking in block_in_place", recv_blocking, true),
@@ -334,25 +335,6 @@ fn blocking_waits_are_not_refused_by_a_budget() {
             })
         });
         assert_eq!(sum, N * (N - 1) / 2, "{what}");
-    }
-}
-
-/// Polls `fut` to completion on this thread, parking it between polls:
-/// the simplest executor there is.
-fn park_on<F: std::future::Future>(mut fut: std::pin::Pin<&mut F>) -> F::Output {
-    struct Unpark(std::thread::Thread);
-    impl std::task::Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
-    let mut cx = std::task::Context::from_waker(&waker);
-    loop {
-        if let std::task::Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
-            return v;
-        }
-        std::thread::park();
     }
 }
 
